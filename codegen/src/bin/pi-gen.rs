@@ -1,0 +1,2 @@
+//! The pi-gen command.
+fn main() {}

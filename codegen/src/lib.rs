@@ -1,0 +1,1 @@
+//! pi-codegen: YAML agent spec to generated Rust crate.

@@ -1,0 +1,116 @@
+//! The provider contract: an LLM context in, a stream of assistant-message events out.
+//! Providers only serialize requests and parse responses; prompts are assembled upstream.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::model::{Model, ThinkingLevel};
+use super::stream::AssistantMessageStream;
+use crate::protocol::{AssistantMessage, AssistantMessageEvent, ErrorReason, Message, StopReason, now_ms};
+
+/// A tool as the LLM sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+}
+
+/// What is sent to the model on one call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LlmContext {
+    pub system_prompt: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Per-call options.
+#[derive(Debug, Clone, Default)]
+pub struct StreamOptions {
+    pub api_key: Option<String>,
+    /// `None` means thinking off.
+    pub reasoning: Option<ThinkingLevel>,
+    pub max_tokens: Option<u64>,
+    pub temperature: Option<f64>,
+    pub session_id: Option<String>,
+    /// Extra headers, applied over the model's.
+    pub headers: Vec<(String, String)>,
+    /// Cancelling drops the connection; the stream then ends with `error` / stopReason `aborted`.
+    pub cancel: CancellationToken,
+    /// Give up when no bytes arrive for this long (default: providers pick a generous value).
+    pub idle_timeout: Option<Duration>,
+}
+
+/// One wire protocol (`openai-completions`, ...).
+pub trait ApiProvider: Send + Sync {
+    /// The api name this provider serves.
+    fn api(&self) -> &str;
+
+    /// Starts a request and returns its event stream at once. Never fails synchronously: every
+    /// failure, including a bad request, arrives as an `error` event.
+    fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream;
+}
+
+/// Providers keyed by api name; dispatches on `model.api`.
+#[derive(Clone, Default)]
+pub struct ProviderRegistry {
+    providers: HashMap<String, Arc<dyn ApiProvider>>,
+}
+
+impl ProviderRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) the provider for its api.
+    pub fn register(&mut self, provider: Arc<dyn ApiProvider>) {
+        self.providers.insert(provider.api().to_owned(), provider);
+    }
+
+    pub fn get(&self, api: &str) -> Option<&Arc<dyn ApiProvider>> {
+        self.providers.get(api)
+    }
+
+    /// Streams through the provider registered for `model.api`, or yields an error event.
+    pub fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
+        match self.providers.get(&model.api) {
+            Some(provider) => provider.stream(model, context, options),
+            None => error_stream(model, format!("No API provider registered for api: {}", model.api)),
+        }
+    }
+}
+
+impl ApiProvider for ProviderRegistry {
+    fn api(&self) -> &str {
+        "*"
+    }
+
+    fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
+        ProviderRegistry::stream(self, model, context, options)
+    }
+}
+
+/// An empty assistant message for `model`, stamped now, as providers start one.
+pub fn empty_assistant_message(model: &Model) -> AssistantMessage {
+    AssistantMessage {
+        content: Vec::new(),
+        api: model.api.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        timestamp: now_ms(),
+        ..AssistantMessage::default()
+    }
+}
+
+/// A stream holding a single `error` event with `message` as the error text.
+pub fn error_stream(model: &Model, message: String) -> AssistantMessageStream {
+    let mut error = empty_assistant_message(model);
+    error.stop_reason = StopReason::Error;
+    error.error_message = Some(message);
+    AssistantMessageStream::from_events([AssistantMessageEvent::Error { reason: ErrorReason::Error, error }])
+}

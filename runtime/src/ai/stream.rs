@@ -1,0 +1,58 @@
+//! The channel a provider streams an assistant message through. A stream ends with exactly one
+//! terminal event (`done` or `error`); a sender dropped before that is reported as an error by the reader.
+
+use tokio::sync::mpsc;
+
+use crate::protocol::AssistantMessageEvent;
+
+/// The provider's end of the stream.
+#[derive(Debug, Clone)]
+pub struct AssistantMessageSender {
+    tx: mpsc::UnboundedSender<AssistantMessageEvent>,
+}
+
+impl AssistantMessageSender {
+    /// Sends one event. Returns false once the reader has gone away (the provider may stop work).
+    pub fn push(&self, event: AssistantMessageEvent) -> bool {
+        self.tx.send(event).is_ok()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+/// The consumer's end of the stream.
+#[derive(Debug)]
+pub struct AssistantMessageStream {
+    rx: mpsc::UnboundedReceiver<AssistantMessageEvent>,
+    finished: bool,
+}
+
+impl AssistantMessageStream {
+    pub fn channel() -> (AssistantMessageSender, AssistantMessageStream) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (AssistantMessageSender { tx }, AssistantMessageStream { rx, finished: false })
+    }
+
+    /// A stream that holds only the given events (for errors detected before any I/O).
+    pub fn from_events(events: impl IntoIterator<Item = AssistantMessageEvent>) -> Self {
+        let (tx, stream) = Self::channel();
+        for event in events {
+            tx.push(event);
+        }
+        stream
+    }
+
+    /// The next event; `None` after the terminal event, or if the provider vanished without one.
+    pub async fn next(&mut self) -> Option<AssistantMessageEvent> {
+        if self.finished {
+            return None;
+        }
+        let event = self.rx.recv().await?;
+        if event.is_terminal() {
+            self.finished = true;
+        }
+        Some(event)
+    }
+}

@@ -1,0 +1,1 @@
+//! What a generated binary runs: pi's flags, config files and modes.

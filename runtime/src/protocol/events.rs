@@ -1,0 +1,274 @@
+//! Event enums: the provider's AssistantMessageEvent, the loop's AgentEvent and the session's
+//! AgentSessionEvent (agent events plus auto-compaction and auto-retry), tagged by `type`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::content::{ToolCall, UserContent};
+use super::messages::{AgentMessage, AssistantMessage, ToolResultMessage};
+
+/// How a successful stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum DoneReason {
+    #[serde(rename = "stop")]
+    Stop,
+    #[serde(rename = "length")]
+    Length,
+    #[serde(rename = "toolUse")]
+    ToolUse,
+}
+
+/// How a failed stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ErrorReason {
+    #[serde(rename = "aborted")]
+    Aborted,
+    #[serde(rename = "error")]
+    Error,
+}
+
+/// One step of a streamed assistant message. Every variant but the terminal ones carries the
+/// message built so far (`partial`); `done` and `error` carry the final message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+pub enum AssistantMessageEvent {
+    #[serde(rename = "start")]
+    Start { partial: AssistantMessage },
+    #[serde(rename = "text_start")]
+    TextStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "text_delta")]
+    TextDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "text_end")]
+    TextEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        content: String,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "thinking_start")]
+    ThinkingStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "thinking_delta")]
+    ThinkingDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "thinking_end")]
+    ThinkingEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        content: String,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "toolcall_start")]
+    ToolcallStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "toolcall_delta")]
+    ToolcallDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "toolcall_end")]
+    ToolcallEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        #[serde(rename = "toolCall")]
+        tool_call: ToolCall,
+        partial: AssistantMessage,
+    },
+    #[serde(rename = "done")]
+    Done { reason: DoneReason, message: AssistantMessage },
+    #[serde(rename = "error")]
+    Error { reason: ErrorReason, error: AssistantMessage },
+}
+
+impl AssistantMessageEvent {
+    /// True for `done` and `error`, the events that end a stream.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Self::Done { .. } | Self::Error { .. })
+    }
+
+    /// The message as it stands after this event (partial or final).
+    pub fn message(&self) -> &AssistantMessage {
+        match self {
+            Self::Start { partial }
+            | Self::TextStart { partial, .. }
+            | Self::TextDelta { partial, .. }
+            | Self::TextEnd { partial, .. }
+            | Self::ThinkingStart { partial, .. }
+            | Self::ThinkingDelta { partial, .. }
+            | Self::ThinkingEnd { partial, .. }
+            | Self::ToolcallStart { partial, .. }
+            | Self::ToolcallDelta { partial, .. }
+            | Self::ToolcallEnd { partial, .. } => partial,
+            Self::Done { message, .. } => message,
+            Self::Error { error, .. } => error,
+        }
+    }
+}
+
+/// What a tool returns: content for the LLM and details for the session and UI.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentToolResult {
+    pub content: Vec<UserContent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl AgentToolResult {
+    /// A result with one text block and no details.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { content: vec![UserContent::text(text)], details: None }
+    }
+}
+
+/// Events of the agent loop, in pi's names and shapes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    #[serde(rename = "agent_start")]
+    AgentStart,
+    #[serde(rename = "agent_end")]
+    AgentEnd { messages: Vec<AgentMessage> },
+    #[serde(rename = "turn_start")]
+    TurnStart,
+    #[serde(rename = "turn_end")]
+    TurnEnd {
+        message: AgentMessage,
+        #[serde(rename = "toolResults")]
+        tool_results: Vec<ToolResultMessage>,
+    },
+    #[serde(rename = "message_start")]
+    MessageStart { message: AgentMessage },
+    #[serde(rename = "message_update")]
+    MessageUpdate {
+        message: AgentMessage,
+        #[serde(rename = "assistantMessageEvent")]
+        assistant_message_event: AssistantMessageEvent,
+    },
+    #[serde(rename = "message_end")]
+    MessageEnd { message: AgentMessage },
+    #[serde(rename = "tool_execution_start")]
+    ToolExecutionStart {
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        args: Value,
+    },
+    #[serde(rename = "tool_execution_update")]
+    ToolExecutionUpdate {
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        args: Value,
+        #[serde(rename = "partialResult")]
+        partial_result: AgentToolResult,
+    },
+    #[serde(rename = "tool_execution_end")]
+    ToolExecutionEnd {
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        result: AgentToolResult,
+        #[serde(rename = "isError")]
+        is_error: bool,
+    },
+}
+
+impl AgentEvent {
+    /// The `type` tag.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::AgentStart => "agent_start",
+            Self::AgentEnd { .. } => "agent_end",
+            Self::TurnStart => "turn_start",
+            Self::TurnEnd { .. } => "turn_end",
+            Self::MessageStart { .. } => "message_start",
+            Self::MessageUpdate { .. } => "message_update",
+            Self::MessageEnd { .. } => "message_end",
+            Self::ToolExecutionStart { .. } => "tool_execution_start",
+            Self::ToolExecutionUpdate { .. } => "tool_execution_update",
+            Self::ToolExecutionEnd { .. } => "tool_execution_end",
+        }
+    }
+}
+
+/// Why auto-compaction started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum CompactionReason {
+    #[serde(rename = "threshold")]
+    Threshold,
+    #[serde(rename = "overflow")]
+    Overflow,
+}
+
+/// Agent events plus the session layer's own (json mode prints all of them, one per line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum AgentSessionEvent {
+    Agent(AgentEvent),
+    Session(SessionOnlyEvent),
+}
+
+/// The events only the session layer emits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+pub enum SessionOnlyEvent {
+    #[serde(rename = "auto_compaction_start")]
+    AutoCompactionStart { reason: CompactionReason },
+    #[serde(rename = "auto_compaction_end")]
+    AutoCompactionEnd {
+        result: Option<Value>,
+        aborted: bool,
+        #[serde(rename = "willRetry")]
+        will_retry: bool,
+        #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
+    #[serde(rename = "auto_retry_start")]
+    AutoRetryStart {
+        attempt: u32,
+        #[serde(rename = "maxAttempts")]
+        max_attempts: u32,
+        #[serde(rename = "delayMs")]
+        delay_ms: u64,
+        #[serde(rename = "errorMessage")]
+        error_message: String,
+    },
+    #[serde(rename = "auto_retry_end")]
+    AutoRetryEnd {
+        success: bool,
+        attempt: u32,
+        #[serde(rename = "finalError", default, skip_serializing_if = "Option::is_none")]
+        final_error: Option<String>,
+    },
+}

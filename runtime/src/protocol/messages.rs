@@ -1,0 +1,224 @@
+//! Messages: the three LLM roles (user, assistant, toolResult) and the agent-only roles
+//! (bashExecution, custom, branchSummary, compactionSummary), tagged by `role`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::content::{AssistantContent, UserContent};
+use super::usage::{StopReason, Usage};
+
+/// User or custom message content: pi accepts a plain string or a block array and keeps the form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    Text(String),
+    Blocks(Vec<UserContent>),
+}
+
+impl MessageContent {
+    /// The content as blocks (a plain string becomes one text block).
+    pub fn to_blocks(&self) -> Vec<UserContent> {
+        match self {
+            Self::Text(text) => vec![UserContent::text(text.clone())],
+            Self::Blocks(blocks) => blocks.clone(),
+        }
+    }
+
+    /// All text joined with `\n`, images skipped.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Text(text) => text.clone(),
+            Self::Blocks(blocks) => blocks.iter().filter_map(UserContent::as_text).collect::<Vec<_>>().join("\n"),
+        }
+    }
+}
+
+impl Default for MessageContent {
+    fn default() -> Self {
+        Self::Blocks(Vec::new())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    pub content: MessageContent,
+    pub timestamp: i64,
+}
+
+impl UserMessage {
+    /// A user message with one text block, stamped now.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { content: MessageContent::Blocks(vec![UserContent::text(text)]), timestamp: super::now_ms() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AssistantMessage {
+    pub content: Vec<AssistantContent>,
+    pub api: String,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    #[serde(rename = "stopReason")]
+    pub stop_reason: StopReason,
+    pub timestamp: i64,
+    #[serde(rename = "responseId", default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+impl AssistantMessage {
+    /// Text blocks joined with no separator, as print mode shows them.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                AssistantContent::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The tool calls, in content order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &super::ToolCall> {
+        self.content.iter().filter_map(|c| match c {
+            AssistantContent::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultMessage {
+    #[serde(rename = "toolCallId")]
+    pub tool_call_id: String,
+    #[serde(rename = "toolName")]
+    pub tool_name: String,
+    pub content: Vec<UserContent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(rename = "isError")]
+    pub is_error: bool,
+    pub timestamp: i64,
+}
+
+/// The output of a `!command` run by the user, kept in the session and (unless excluded) sent as user text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BashExecutionMessage {
+    pub command: String,
+    pub output: String,
+    #[serde(rename = "exitCode", default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    pub cancelled: bool,
+    pub truncated: bool,
+    #[serde(rename = "fullOutputPath", default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    pub timestamp: i64,
+    #[serde(rename = "excludeFromContext", default, skip_serializing_if = "Option::is_none")]
+    pub exclude_from_context: Option<bool>,
+}
+
+/// An extension's message; sent to the LLM as user content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CustomMessage {
+    #[serde(rename = "customType")]
+    pub custom_type: String,
+    pub content: MessageContent,
+    pub display: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub timestamp: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BranchSummaryMessage {
+    pub summary: String,
+    #[serde(rename = "fromId")]
+    pub from_id: String,
+    pub timestamp: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionSummaryMessage {
+    pub summary: String,
+    #[serde(rename = "tokensBefore")]
+    pub tokens_before: u64,
+    pub timestamp: i64,
+}
+
+/// A message the LLM understands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role")]
+#[non_exhaustive]
+pub enum Message {
+    #[serde(rename = "user")]
+    User(UserMessage),
+    #[serde(rename = "assistant")]
+    Assistant(AssistantMessage),
+    #[serde(rename = "toolResult")]
+    ToolResult(ToolResultMessage),
+}
+
+/// Any message the agent keeps: the LLM roles plus the coding agent's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role")]
+#[non_exhaustive]
+pub enum AgentMessage {
+    #[serde(rename = "user")]
+    User(UserMessage),
+    #[serde(rename = "assistant")]
+    Assistant(AssistantMessage),
+    #[serde(rename = "toolResult")]
+    ToolResult(ToolResultMessage),
+    #[serde(rename = "bashExecution")]
+    BashExecution(BashExecutionMessage),
+    #[serde(rename = "custom")]
+    Custom(CustomMessage),
+    #[serde(rename = "branchSummary")]
+    BranchSummary(BranchSummaryMessage),
+    #[serde(rename = "compactionSummary")]
+    CompactionSummary(CompactionSummaryMessage),
+}
+
+impl AgentMessage {
+    /// The `role` tag.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Self::User(_) => "user",
+            Self::Assistant(_) => "assistant",
+            Self::ToolResult(_) => "toolResult",
+            Self::BashExecution(_) => "bashExecution",
+            Self::Custom(_) => "custom",
+            Self::BranchSummary(_) => "branchSummary",
+            Self::CompactionSummary(_) => "compactionSummary",
+        }
+    }
+
+    pub fn as_assistant(&self) -> Option<&AssistantMessage> {
+        match self {
+            Self::Assistant(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The LLM message if this is one of the three LLM roles (the default convertToLlm).
+    pub fn as_llm_message(&self) -> Option<Message> {
+        match self {
+            Self::User(m) => Some(Message::User(m.clone())),
+            Self::Assistant(m) => Some(Message::Assistant(m.clone())),
+            Self::ToolResult(m) => Some(Message::ToolResult(m.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl From<Message> for AgentMessage {
+    fn from(message: Message) -> Self {
+        match message {
+            Message::User(m) => Self::User(m),
+            Message::Assistant(m) => Self::Assistant(m),
+            Message::ToolResult(m) => Self::ToolResult(m),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! Pure data shared by every layer: messages, content blocks, usage, and the event enums.
+//!
+//! JSON field names and tags are pi's (camelCase, `role`, `type`), so a message line from a pi
+//! session file or a pi json-mode line parses and re-serializes to the same JSON.
+
+mod content;
+mod events;
+mod js_number;
+mod messages;
+mod usage;
+
+pub use content::{AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent};
+pub use events::{
+    AgentEvent, AgentSessionEvent, AgentToolResult, AssistantMessageEvent, CompactionReason, DoneReason,
+    ErrorReason, SessionOnlyEvent,
+};
+pub use js_number::now_ms;
+pub use messages::{
+    AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
+    CustomMessage, Message, MessageContent, ToolResultMessage, UserMessage,
+};
+pub use usage::{Cost, StopReason, Usage};
