@@ -8,6 +8,8 @@ pub mod cli;
 pub mod definition;
 pub mod prompt;
 pub mod protocol;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tools;
 
 pub use definition::{AgentDefinition, ToolExecutionMode};

@@ -1,0 +1,319 @@
+//! Turns chat-completion chunks into assistant-message events: text, thinking and tool-call blocks
+//! with their content indexes, usage and cost, finish reasons, and mid-stream error chunks.
+
+use serde_json::Value;
+
+use super::partial_json::parse_streaming_json;
+use crate::ai::Model;
+use crate::protocol::{
+    AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, TextContent, ThinkingContent, ToolCall,
+    Usage,
+};
+
+/// Delta fields that carry reasoning, in the order pi looks at them; the one found names the signature.
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+
+/// A tool call still receiving argument deltas.
+#[derive(Debug)]
+struct OpenToolCall {
+    content_index: usize,
+    /// The chunk's `index` for this call, when the server sends one.
+    stream_index: Option<u64>,
+    partial_args: String,
+}
+
+/// The message being built from one response.
+///
+/// Text and thinking alternate in one open block; tool calls stay open side by side, so (as pi 0.73
+/// was observed to do) a text block begun before tool calls is closed only at the end of the stream.
+#[derive(Debug)]
+pub struct StreamState {
+    output: AssistantMessage,
+    /// The open text or thinking block.
+    open_block: Option<usize>,
+    open_tools: Vec<OpenToolCall>,
+}
+
+impl StreamState {
+    pub fn new(output: AssistantMessage) -> Self {
+        Self { output, open_block: None, open_tools: Vec::new() }
+    }
+
+    pub fn message(&self) -> &AssistantMessage {
+        &self.output
+    }
+
+    pub fn into_message(self) -> AssistantMessage {
+        self.output
+    }
+
+    /// Applies one parsed `data:` chunk, returning the events it produced. An `error` object in the
+    /// chunk or an unknown finish reason is a failure, given as its message.
+    pub fn apply_chunk(&mut self, chunk: &Value, model: &Model) -> Result<Vec<AssistantMessageEvent>, String> {
+        let mut events = Vec::new();
+        let Some(chunk) = chunk.as_object() else { return Ok(events) };
+        if let Some(error) = chunk.get("error").filter(|e| is_truthy(e)) {
+            return Err(stream_error_message(error));
+        }
+        if self.output.response_id.is_none() {
+            self.output.response_id =
+                chunk.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.output.usage = parse_usage(usage, model);
+        }
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)).and_then(Value::as_object) else {
+            return Ok(events);
+        };
+        if let Some(usage) =
+            choice.get("usage").filter(|u| u.is_object() && !chunk.get("usage").is_some_and(Value::is_object))
+        {
+            self.output.usage = parse_usage(usage, model);
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+            self.output.stop_reason = map_finish_reason(reason)?;
+        }
+        let Some(delta) = choice.get("delta").and_then(Value::as_object) else { return Ok(events) };
+        let non_empty = |key: &str| delta.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+
+        if let Some(text) = non_empty("content") {
+            self.close_tools(&mut events);
+            let index = self.open_kind(&mut events, false, "");
+            if let Some(AssistantContent::Text(block)) = self.output.content.get_mut(index) {
+                block.text.push_str(text);
+            }
+            events.push(AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta: text.to_owned(),
+                partial: self.output.clone(),
+            });
+        }
+        if let Some((field, text)) = REASONING_FIELDS.iter().find_map(|f| non_empty(f).map(|t| (*f, t))) {
+            self.close_tools(&mut events);
+            let index = self.open_kind(&mut events, true, field);
+            if let Some(AssistantContent::Thinking(block)) = self.output.content.get_mut(index) {
+                block.thinking.push_str(text);
+            }
+            events.push(AssistantMessageEvent::ThinkingDelta {
+                content_index: index,
+                delta: text.to_owned(),
+                partial: self.output.clone(),
+            });
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                self.apply_tool_delta(call, &mut events);
+            }
+        }
+        Ok(events)
+    }
+
+    /// Closes every open block (text or thinking first, then tool calls in content order).
+    pub fn finish(&mut self) -> Vec<AssistantMessageEvent> {
+        let mut events = Vec::new();
+        self.close_block(&mut events);
+        self.close_tools(&mut events);
+        events
+    }
+
+    /// Returns the open text (or thinking) block, closing the other kind and opening one when needed.
+    fn open_kind(&mut self, events: &mut Vec<AssistantMessageEvent>, thinking: bool, signature: &str) -> usize {
+        if let Some(index) = self.open_block {
+            let same_kind = match self.output.content.get(index) {
+                Some(AssistantContent::Thinking(_)) => thinking,
+                Some(AssistantContent::Text(_)) => !thinking,
+                _ => false,
+            };
+            // Only the last block can grow: text after tool calls starts a new block.
+            if same_kind && index + 1 == self.output.content.len() {
+                return index;
+            }
+            self.close_block(events);
+        }
+        let index = self.output.content.len();
+        self.open_block = Some(index);
+        if thinking {
+            self.output.content.push(AssistantContent::Thinking(ThinkingContent {
+                thinking: String::new(),
+                thinking_signature: Some(signature.to_owned()),
+                redacted: None,
+            }));
+            events.push(AssistantMessageEvent::ThinkingStart { content_index: index, partial: self.output.clone() });
+        } else {
+            self.output.content.push(AssistantContent::Text(TextContent::new("")));
+            events.push(AssistantMessageEvent::TextStart { content_index: index, partial: self.output.clone() });
+        }
+        index
+    }
+
+    fn close_block(&mut self, events: &mut Vec<AssistantMessageEvent>) {
+        let Some(index) = self.open_block.take() else { return };
+        let partial = self.output.clone();
+        match self.output.content.get(index) {
+            Some(AssistantContent::Text(t)) => {
+                events.push(AssistantMessageEvent::TextEnd { content_index: index, content: t.text.clone(), partial });
+            }
+            Some(AssistantContent::Thinking(t)) => {
+                let content = t.thinking.clone();
+                events.push(AssistantMessageEvent::ThinkingEnd { content_index: index, content, partial });
+            }
+            _ => {}
+        }
+    }
+
+    fn apply_tool_delta(&mut self, call: &Value, events: &mut Vec<AssistantMessageEvent>) {
+        let stream_index = call.get("index").and_then(Value::as_u64);
+        let id = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let function = call.get("function");
+        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let args = function.and_then(|f| f.get("arguments")).and_then(Value::as_str).unwrap_or("");
+
+        let mut slot = match stream_index {
+            Some(i) => self.open_tools.iter().position(|t| t.stream_index == Some(i)),
+            None => self.open_tools.len().checked_sub(1),
+        };
+        // A different id on the same slot starts a new call (some servers reuse index 0).
+        if let (Some(pos), Some(id)) = (slot, id) {
+            let current = self.tool_call(self.open_tools[pos].content_index).map(|c| c.id.as_str());
+            if current.is_some_and(|current| !current.is_empty() && current != id) {
+                self.close_tool(pos, events);
+                slot = None;
+            }
+        }
+        let pos = match slot {
+            Some(pos) => pos,
+            None => {
+                let content_index = self.output.content.len();
+                self.output.content.push(AssistantContent::ToolCall(ToolCall {
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: Value::Object(Default::default()),
+                    thought_signature: None,
+                }));
+                self.open_tools.push(OpenToolCall { content_index, stream_index, partial_args: String::new() });
+                events.push(AssistantMessageEvent::ToolcallStart { content_index, partial: self.output.clone() });
+                self.open_tools.len() - 1
+            }
+        };
+        let open = &mut self.open_tools[pos];
+        open.partial_args.push_str(args);
+        let (content_index, parsed) =
+            (open.content_index, (!args.is_empty()).then(|| parse_streaming_json(&open.partial_args)));
+        if let Some(AssistantContent::ToolCall(block)) = self.output.content.get_mut(content_index) {
+            if let Some(id) = id {
+                block.id = id.to_owned();
+            }
+            if let Some(name) = name {
+                block.name = name.to_owned();
+            }
+            if let Some(parsed) = parsed {
+                block.arguments = parsed;
+            }
+        }
+        events.push(AssistantMessageEvent::ToolcallDelta {
+            content_index,
+            delta: args.to_owned(),
+            partial: self.output.clone(),
+        });
+    }
+
+    fn tool_call(&self, index: usize) -> Option<&ToolCall> {
+        match self.output.content.get(index) {
+            Some(AssistantContent::ToolCall(call)) => Some(call),
+            _ => None,
+        }
+    }
+
+    fn close_tools(&mut self, events: &mut Vec<AssistantMessageEvent>) {
+        while !self.open_tools.is_empty() {
+            self.close_tool(0, events);
+        }
+    }
+
+    fn close_tool(&mut self, pos: usize, events: &mut Vec<AssistantMessageEvent>) {
+        let open = self.open_tools.remove(pos);
+        let Some(AssistantContent::ToolCall(block)) = self.output.content.get_mut(open.content_index) else { return };
+        block.arguments = parse_streaming_json(&open.partial_args);
+        let tool_call = block.clone();
+        events.push(AssistantMessageEvent::ToolcallEnd {
+            content_index: open.content_index,
+            tool_call,
+            partial: self.output.clone(),
+        });
+    }
+}
+
+/// JavaScript truthiness of a JSON value (how pi tests `chunk.error`).
+fn is_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// The message of a status-less API error built from an error object: its `message` (stringified
+/// when not a string), else the whole object as compact JSON (the OpenAI SDK's wording).
+pub(crate) fn stream_error_message(error: &Value) -> String {
+    match error.get("message").filter(|m| is_truthy(m)) {
+        Some(Value::String(message)) => message.clone(),
+        Some(message) => message.to_string(),
+        None => error.to_string(),
+    }
+}
+
+/// `{status} {message}` as the OpenAI SDK words an HTTP error (`{status} status code (no body)`
+/// without one), plus OpenRouter's `error.metadata.raw` on its own line, as pi adds it.
+pub(crate) fn http_error_message(status: u16, body: &str) -> String {
+    let parsed = serde_json::from_str::<Value>(body).ok().filter(is_truthy);
+    let (message, raw) = match &parsed {
+        Some(json) => {
+            let error = json.get("error").filter(|e| is_truthy(e)).unwrap_or(json);
+            let raw = error.pointer("/metadata/raw").and_then(Value::as_str).filter(|r| !r.is_empty());
+            (stream_error_message(error), raw)
+        }
+        None => (body.to_owned(), None),
+    };
+    let mut text =
+        if message.is_empty() { format!("{status} status code (no body)") } else { format!("{status} {message}") };
+    if let Some(raw) = raw {
+        text.push('\n');
+        text.push_str(raw);
+    }
+    text
+}
+
+/// pi's stop reason for a finish reason; unknown values are an error, as in pi.
+fn map_finish_reason(reason: &str) -> Result<StopReason, String> {
+    match reason {
+        "stop" | "end" => Ok(StopReason::Stop),
+        "length" => Ok(StopReason::Length),
+        "tool_calls" | "function_call" => Ok(StopReason::ToolUse),
+        "content_filter" => Ok(StopReason::Error),
+        other => Err(format!("Unhandled stop reason: {other}")),
+    }
+}
+
+/// Usage as pi counts it: cached prompt tokens split out of `input`, reasoning tokens added to `output`.
+fn parse_usage(usage: &Value, model: &Model) -> Usage {
+    let count = |pointer: &str| usage.pointer(pointer).and_then(Value::as_f64).map_or(0, |n| n.max(0.0) as u64);
+    let cached = count("/prompt_tokens_details/cached_tokens");
+    let input = count("/prompt_tokens").saturating_sub(cached);
+    let output = count("/completion_tokens") + count("/completion_tokens_details/reasoning_tokens");
+    let mut parsed = Usage {
+        input,
+        output,
+        cache_read: cached,
+        cache_write: 0,
+        total_tokens: input + output + cached,
+        ..Usage::default()
+    };
+    model.apply_cost(&mut parsed);
+    parsed
+}
+
+#[cfg(test)]
+#[path = "sse_tests.rs"]
+mod tests;

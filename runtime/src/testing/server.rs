@@ -1,0 +1,330 @@
+//! The mock LLM server: hand-rolled HTTP/1.1 on 127.0.0.1 that serves the script one response per
+//! completion request, streams SSE with chunked encoding, records every request, and can log them.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::completion::completion_frames;
+use super::script::{MockCompletion, MockHttpError, MockResponse, MockScript};
+
+/// Largest request head and body the server reads.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// One request as the server received it (header names lowercased).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON; a non-JSON body is kept as a JSON string, an empty one as null.
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    /// The first header with this (case-insensitive) name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// State shared by the accept loop and the connection tasks.
+#[derive(Debug, Default)]
+struct Shared {
+    responses: Mutex<VecDeque<MockResponse>>,
+    /// Completion requests answered from the script so far.
+    served: AtomicUsize,
+    requests: Mutex<Vec<RecordedRequest>>,
+    log_file: Mutex<Option<PathBuf>>,
+}
+
+/// Locks a mutex, recovering the data if a panicking holder poisoned it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A scripted OpenAI-compatible server running on a background task until shut down or dropped.
+#[derive(Debug)]
+pub struct MockLlmServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl MockLlmServer {
+    /// Starts on a free port of 127.0.0.1.
+    pub async fn start(script: MockScript) -> std::io::Result<Self> {
+        Self::start_on(script, 0).await
+    }
+
+    /// Starts on `port` of 127.0.0.1 (0 picks a free one).
+    pub async fn start_on(script: MockScript, port: u16) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared { responses: Mutex::new(script.responses.into()), ..Shared::default() });
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(accept_loop(listener, shared.clone(), stop.clone()));
+        Ok(Self { addr, shared, stop, task: Some(task) })
+    }
+
+    /// Appends each later request to `path` as one JSON line `{"method","path","body"}` (headers,
+    /// and so API keys, are never written).
+    pub fn set_log_file(&self, path: PathBuf) {
+        *lock(&self.shared.log_file) = Some(path);
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, the base URL an openai-completions model should use.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.addr.port())
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// How many scripted responses have not been served yet.
+    pub fn remaining_responses(&self) -> usize {
+        lock(&self.shared.responses).len()
+    }
+
+    /// Stops accepting, ends open connections and waits for the server task.
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for MockLlmServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: CancellationToken) {
+    loop {
+        let accepted = tokio::select! {
+            _ = stop.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((socket, _)) => {
+                let (shared, stop) = (shared.clone(), stop.clone());
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = stop.cancelled() => {}
+                        _ = serve_connection(socket, &shared) => {}
+                    }
+                });
+            }
+            // Out of file descriptors or similar: back off instead of spinning.
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// Reads one request, answers it, and closes the connection.
+async fn serve_connection(socket: TcpStream, shared: &Shared) {
+    let mut reader = BufReader::new(socket);
+    let Ok(Some(request)) = read_request(&mut reader).await else { return };
+    let request_bytes = request_size(&request.body);
+    lock(&shared.requests).push(request.clone());
+    let log_file = lock(&shared.log_file).clone();
+    if let Some(path) = log_file {
+        append_log(&path, &request).await;
+    }
+    let mut socket = reader.into_inner();
+    let route = request.path.split('?').next().unwrap_or_default();
+    match (request.method.as_str(), route) {
+        ("POST", "/v1/chat/completions" | "/chat/completions") => {
+            let next = lock(&shared.responses).pop_front();
+            match next {
+                Some(response) => {
+                    let number = shared.served.fetch_add(1, Ordering::SeqCst) + 1;
+                    let model = request.body.get("model").and_then(Value::as_str).unwrap_or("mock-model");
+                    serve_scripted(&mut socket, response, number, model, request_bytes).await;
+                }
+                None => {
+                    let served = shared.served.load(Ordering::SeqCst);
+                    let message =
+                        format!("mock LLM server: the script has no more responses (all {served} were served)");
+                    let body = json!({"error": {"message": message, "type": "mock_script_exhausted"}}).to_string();
+                    // Tell OpenAI clients not to retry: more requests cannot help.
+                    let headers = [("x-should-retry".to_owned(), "false".to_owned())];
+                    write_plain(&mut socket, 500, &headers, &body).await;
+                }
+            }
+        }
+        ("GET", "/health" | "/v1/health") => write_plain(&mut socket, 200, &[], r#"{"status":"ok"}"#).await,
+        (method, _) => {
+            let message = format!("mock LLM server: no route for {method} {}", request.path);
+            write_plain(&mut socket, 404, &[], &json!({"error": {"message": message}}).to_string()).await;
+        }
+    }
+    let _ = socket.shutdown().await;
+}
+
+fn request_size(body: &Value) -> usize {
+    match body {
+        Value::Null => 0,
+        Value::String(text) => text.len(),
+        other => other.to_string().len(),
+    }
+}
+
+/// Parses the request line, headers and a `Content-Length` body. `None` when the peer sent nothing.
+async fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<RecordedRequest>> {
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
+    let mut line = String::new();
+    if reader.read_line(&mut line).await? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let (Some(method), Some(path)) = (parts.next(), parts.next()) else { return Err(bad("malformed request line")) };
+    let (method, path) = (method.to_owned(), path.to_owned());
+    let mut headers = Vec::new();
+    let mut head_bytes = line.len();
+    loop {
+        line.clear();
+        let read = reader.read_line(&mut line).await?;
+        head_bytes += read;
+        if read == 0 || head_bytes > MAX_HEAD_BYTES {
+            return Err(bad("incomplete or oversized request head"));
+        }
+        let trimmed = line.trim_end_matches(['\r', '\n']);
+        if trimmed.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = trimmed.split_once(':') {
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        }
+    }
+    let length = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse::<usize>().ok())
+        .unwrap_or(0);
+    if length > MAX_BODY_BYTES {
+        return Err(bad("request body too large"));
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await?;
+    let body = match serde_json::from_slice::<Value>(&body) {
+        Ok(json) => json,
+        Err(_) if body.is_empty() => Value::Null,
+        Err(_) => Value::String(String::from_utf8_lossy(&body).into_owned()),
+    };
+    Ok(Some(RecordedRequest { method, path, headers, body }))
+}
+
+async fn append_log(path: &std::path::Path, request: &RecordedRequest) {
+    let line = json!({"method": request.method, "path": request.path, "body": request.body}).to_string() + "\n";
+    let file = tokio::fs::OpenOptions::new().create(true).append(true).open(path).await;
+    if let Ok(mut file) = file {
+        let _ = file.write_all(line.as_bytes()).await;
+    }
+}
+
+async fn serve_scripted(
+    socket: &mut TcpStream,
+    response: MockResponse,
+    number: usize,
+    model: &str,
+    request_bytes: usize,
+) {
+    match response {
+        MockResponse::Completion(completion) => {
+            let frames = completion_frames(&completion, number, model, request_bytes);
+            stream_frames(socket, &frames, &completion).await;
+        }
+        MockResponse::HttpError(MockHttpError { status, body, headers }) => {
+            write_plain(socket, status, &headers, &body).await;
+        }
+        MockResponse::RawSse(raw) => {
+            stream_frames(socket, &[raw], &MockCompletion::default()).await;
+        }
+    }
+}
+
+/// Writes a 200 event stream with chunked encoding, pausing `delay_ms` between frames. With
+/// `disconnect_after`, the connection is dropped mid-body (no terminating chunk).
+async fn stream_frames(socket: &mut TcpStream, frames: &[String], completion: &MockCompletion) {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+                Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+    if write_flush(socket, head.as_bytes()).await.is_err() {
+        return;
+    }
+    for (index, frame) in frames.iter().enumerate() {
+        if completion.disconnect_after == Some(index) {
+            return;
+        }
+        if index > 0 && completion.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(completion.delay_ms)).await;
+        }
+        let chunk = format!("{:x}\r\n{frame}\r\n", frame.len());
+        if write_flush(socket, chunk.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+    if completion.disconnect_after.is_none_or(|after| after > frames.len()) {
+        let _ = write_flush(socket, b"0\r\n\r\n").await;
+    }
+}
+
+async fn write_flush(socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+    socket.write_all(bytes).await?;
+    socket.flush().await
+}
+
+/// A complete non-streaming response; JSON bodies are labelled as JSON.
+async fn write_plain(socket: &mut TcpStream, status: u16, headers: &[(String, String)], body: &str) {
+    let content_type =
+        if serde_json::from_str::<Value>(body).is_ok() { "application/json" } else { "text/plain; charset=utf-8" };
+    let mut head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reason_phrase(status),
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = write_flush(socket, (head + body).as_bytes()).await;
+}
+
+fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Payload Too Large",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
