@@ -1,5 +1,24 @@
 //! The tool contract ([`AgentTool`]) and the built-in tools.
 
+pub mod bash;
+pub mod edit;
+mod edit_diff;
+pub mod path;
+pub mod read;
+pub mod truncate;
+pub mod write;
+
+#[cfg(test)]
+mod tests_bash;
+#[cfg(test)]
+mod tests_edit;
+#[cfg(test)]
+mod tests_read;
+#[cfg(test)]
+mod tests_truncate;
+#[cfg(test)]
+mod tests_write;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -67,6 +86,11 @@ pub trait AgentTool: Send + Sync {
     fn prompt_guidelines(&self) -> &[String] {
         &[]
     }
+    /// Rewrites raw arguments from the model before schema validation (pi's `prepareArguments`).
+    /// The edit tool uses it to fold the legacy `oldText`/`newText` form into `edits[]`.
+    fn prepare_arguments(&self, args: Value) -> Value {
+        args
+    }
     /// Runs the tool with validated arguments.
     fn execute(&self, args: Value, ctx: ToolContext) -> ToolFuture<'_>;
 }
@@ -89,8 +113,42 @@ pub const BUILTIN_TOOL_NAMES: [&str; 4] = ["read", "bash", "edit", "write"];
 
 /// The built-in tool called `name`, if there is one.
 pub fn builtin_tool(name: &str, env: &ToolEnvironment) -> Option<Arc<dyn AgentTool>> {
-    let _ = env;
     match name {
+        "read" => Some(Arc::new(read::ReadTool::new(env.clone()))),
+        "bash" => Some(Arc::new(bash::BashTool::new(env.clone()))),
+        "edit" => Some(Arc::new(edit::EditTool::new(env.clone()))),
+        "write" => Some(Arc::new(write::WriteTool::new(env.clone()))),
         _ => None,
     }
+}
+
+/// The string argument `key`, or a [`ToolError`] naming it.
+pub(crate) fn arg_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::new(format!("Invalid arguments: \"{key}\" must be a string")))
+}
+
+/// The optional numeric argument `key`; numeric strings are accepted like AJV's `coerceTypes`.
+pub(crate) fn arg_number(args: &Value, key: &str) -> Result<Option<f64>, ToolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(Value::String(s)) => s
+            .trim()
+            .parse::<f64>()
+            .map(Some)
+            .map_err(|_| ToolError::new(format!("Invalid arguments: \"{key}\" must be a number"))),
+        Some(_) => Err(ToolError::new(format!("Invalid arguments: \"{key}\" must be a number"))),
+    }
+}
+
+/// Formats a number the way JavaScript prints it in a template string (`1`, `0.5`).
+pub(crate) fn js_number(n: f64) -> String {
+    if n.is_finite() && n.fract() == 0.0 && n.abs() < 1e15 { format!("{}", n as i64) } else { format!("{n}") }
+}
+
+/// The error every built-in file tool reports when it is cancelled before it finishes.
+pub(crate) fn aborted_error() -> ToolError {
+    ToolError::new("Operation aborted")
 }
