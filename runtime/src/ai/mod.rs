@@ -3,6 +3,7 @@
 pub mod model;
 pub mod openai_completions;
 pub mod provider;
+pub mod scripted;
 pub mod stream;
 
 use std::sync::Arc;
@@ -12,6 +13,7 @@ pub use openai_completions::OpenAiCompletionsProvider;
 pub use provider::{
     ApiProvider, LlmContext, ProviderRegistry, StreamOptions, ToolSpec, empty_assistant_message, error_stream,
 };
+pub use scripted::{ScriptedBlock, ScriptedProvider, ScriptedRequest, ScriptedResponse};
 pub use stream::{AssistantMessageSender, AssistantMessageStream};
 
 /// A registry holding every built-in provider.

@@ -1,0 +1,93 @@
+//! One LLM call of the loop: transformContext, convertToLlm, key lookup, then the provider's stream
+//! turned into `message_start` / `message_update` / `message_end` events.
+
+use tokio_util::sync::CancellationToken;
+
+use super::config::{AgentContext, AgentEventSink, AgentLoopConfig};
+use super::run_loop::AgentLoopError;
+use crate::ai::{LlmContext, StreamOptions, ToolSpec, empty_assistant_message};
+use crate::protocol::{AgentEvent, AgentMessage, AssistantMessage, AssistantMessageEvent, StopReason};
+
+/// The error text when a provider's stream ends without `done` or `error`.
+const STREAM_ENDED_EARLY: &str = "the model's response stream ended without a final event";
+
+/// Streams the assistant's answer to `context` and returns the final message (which may carry
+/// stopReason `error` or `aborted`). The caller appends it to the context.
+pub(crate) async fn stream_assistant_response(
+    context: &AgentContext,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+    sink: &dyn AgentEventSink,
+) -> Result<AssistantMessage, AgentLoopError> {
+    let messages = match &config.transform_context {
+        Some(transform) => transform(context.messages.clone(), cancel.clone())
+            .await
+            .map_err(|error| AgentLoopError::Stage(error.message))?,
+        None => context.messages.clone(),
+    };
+    let llm_context = LlmContext {
+        system_prompt: context.system_prompt.clone(),
+        messages: (config.convert_to_llm)(&messages),
+        tools: context
+            .tools
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: tool.parameters().clone(),
+            })
+            .collect(),
+    };
+    let looked_up = match &config.get_api_key {
+        Some(lookup) => lookup(&config.model.provider).await,
+        None => None,
+    };
+    let options = StreamOptions {
+        api_key: looked_up.filter(|key| !key.is_empty()).or_else(|| config.api_key.clone()),
+        reasoning: config.reasoning,
+        max_tokens: config.max_tokens,
+        temperature: config.temperature,
+        session_id: config.session_id.clone(),
+        headers: config.headers.clone(),
+        cancel: cancel.clone(),
+        idle_timeout: None,
+    };
+    let mut stream = config.provider.stream(&config.model, &llm_context, options);
+
+    let mut started = false;
+    let mut last_partial: Option<AssistantMessage> = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Start { partial } => {
+                started = true;
+                sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(partial.clone()) }).await;
+                last_partial = Some(partial);
+            }
+            AssistantMessageEvent::Done { message, .. } | AssistantMessageEvent::Error { error: message, .. } => {
+                return Ok(finish(message, started, sink).await);
+            }
+            update => {
+                // Updates before `start` have no message to update, as in pi.
+                if started {
+                    let partial = update.message().clone();
+                    last_partial = Some(partial.clone());
+                    let message = AgentMessage::Assistant(partial);
+                    sink.emit(AgentEvent::MessageUpdate { message, assistant_message_event: update }).await;
+                }
+            }
+        }
+    }
+    // The provider vanished without a terminal event: keep what arrived and report it.
+    let mut message = last_partial.unwrap_or_else(|| empty_assistant_message(&config.model));
+    message.stop_reason = if cancel.is_cancelled() { StopReason::Aborted } else { StopReason::Error };
+    message.error_message = Some(STREAM_ENDED_EARLY.to_owned());
+    Ok(finish(message, started, sink).await)
+}
+
+async fn finish(message: AssistantMessage, started: bool, sink: &dyn AgentEventSink) -> AssistantMessage {
+    if !started {
+        sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(message.clone()) }).await;
+    }
+    sink.emit(AgentEvent::MessageEnd { message: AgentMessage::Assistant(message.clone()) }).await;
+    message
+}
