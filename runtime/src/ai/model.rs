@@ -40,7 +40,12 @@ pub struct Model {
 
 impl Model {
     /// A model with pi's models.json defaults (128000 context, 16384 max tokens, text input, zero cost).
-    pub fn new(provider: impl Into<String>, id: impl Into<String>, api: impl Into<String>, base_url: impl Into<String>) -> Self {
+    pub fn new(
+        provider: impl Into<String>,
+        id: impl Into<String>,
+        api: impl Into<String>,
+        base_url: impl Into<String>,
+    ) -> Self {
         let id = id.into();
         Self {
             name: id.clone(),

@@ -145,6 +145,9 @@ impl AgentToolResult {
 }
 
 /// Events of the agent loop, in pi's names and shapes.
+// Events are short-lived and passed by reference to listeners; boxing the message-carrying variants
+// would cost an allocation per streamed delta for no gain.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -230,6 +233,7 @@ pub enum CompactionReason {
 }
 
 /// Agent events plus the session layer's own (json mode prints all of them, one per line).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 #[non_exhaustive]

@@ -20,8 +20,5 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D:
 
 /// Milliseconds since the Unix epoch, like JavaScript's `Date.now()`.
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }

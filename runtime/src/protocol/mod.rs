@@ -11,8 +11,8 @@ mod usage;
 
 pub use content::{AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent};
 pub use events::{
-    AgentEvent, AgentSessionEvent, AgentToolResult, AssistantMessageEvent, CompactionReason, DoneReason,
-    ErrorReason, SessionOnlyEvent,
+    AgentEvent, AgentSessionEvent, AgentToolResult, AssistantMessageEvent, CompactionReason, DoneReason, ErrorReason,
+    SessionOnlyEvent,
 };
 pub use js_number::now_ms;
 pub use messages::{
