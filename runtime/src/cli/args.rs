@@ -1,0 +1,161 @@
+//! Command-line arguments, with pi's flag names (including its single-dash multi-letter aliases).
+
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
+
+use crate::AgentDefinition;
+
+/// Output mode (`--mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[non_exhaustive]
+pub enum OutputMode {
+    Text,
+    Json,
+    Rpc,
+}
+
+/// The parsed command line.
+#[derive(Debug, Clone, Default, Parser)]
+#[command(disable_version_flag = true, disable_help_flag = true)]
+pub struct CliArgs {
+    /// Provider name (defaults to the agent's provider, then the first configured one)
+    #[arg(long, value_name = "name")]
+    pub provider: Option<String>,
+    /// Model pattern or ID (supports "provider/id" and an optional ":<thinking>")
+    #[arg(long, value_name = "pattern")]
+    pub model: Option<String>,
+    /// API key (defaults to environment variables and models.json)
+    #[arg(long = "api-key", value_name = "key")]
+    pub api_key: Option<String>,
+    /// System prompt text, or a file whose contents become the system prompt
+    #[arg(long = "system-prompt", value_name = "text")]
+    pub system_prompt: Option<String>,
+    /// Text or file contents appended to the system prompt (repeatable)
+    #[arg(long = "append-system-prompt", value_name = "text")]
+    pub append_system_prompt: Vec<String>,
+    /// Output mode: text (default), json, or rpc
+    #[arg(long, value_enum, value_name = "mode")]
+    pub mode: Option<OutputMode>,
+    /// Non-interactive mode: process the prompt and exit
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Don't save the session (sessions are not written by this version yet)
+    #[arg(long = "no-session")]
+    pub no_session: bool,
+    /// Comma-separated allowlist of tool names to enable
+    #[arg(short = 't', long = "tools", value_name = "tools", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Disable all tools
+    #[arg(long = "no-tools")]
+    pub no_tools: bool,
+    /// Thinking level: off, minimal, low, medium, high, xhigh
+    #[arg(long, value_name = "level")]
+    pub thinking: Option<String>,
+    /// Show this help
+    #[arg(short = 'h', long = "help")]
+    pub help: bool,
+    /// Show the version number
+    #[arg(short = 'v', long = "version")]
+    pub version: bool,
+    /// Messages to send, in order
+    #[arg(value_name = "messages")]
+    pub messages: Vec<String>,
+}
+
+/// pi's single-dash multi-letter flags, rewritten to their long forms before clap sees them.
+const SINGLE_DASH_ALIASES: [(&str, &str); 1] = [("-nt", "--no-tools")];
+
+/// Parses `args` (without the program name) for the agent `definition`.
+pub fn parse_args(
+    definition: &AgentDefinition,
+    args: impl IntoIterator<Item = String>,
+) -> Result<CliArgs, clap::Error> {
+    let mut rewritten = vec![definition.name.clone()];
+    let mut after_separator = false;
+    for arg in args {
+        if !after_separator {
+            if arg == "--" {
+                after_separator = true;
+            } else if let Some((_, long)) = SINGLE_DASH_ALIASES.iter().find(|(short, _)| *short == arg) {
+                rewritten.push((*long).to_owned());
+                continue;
+            }
+        }
+        rewritten.push(arg);
+    }
+    let matches = command(definition).try_get_matches_from(rewritten)?;
+    CliArgs::from_arg_matches(&matches)
+}
+
+/// The clap command, named and described after the agent.
+pub fn command(definition: &AgentDefinition) -> clap::Command {
+    CliArgs::command()
+        .name(definition.name.clone())
+        .bin_name(definition.name.clone())
+        .about(definition.description.clone())
+        .override_usage(format!("{} [options] [messages...]", definition.name))
+}
+
+/// The `--help` text.
+pub fn help_text(definition: &AgentDefinition) -> String {
+    command(definition).render_help().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> CliArgs {
+        parse_args(&AgentDefinition::default(), args.iter().map(|a| (*a).to_owned())).expect("parses")
+    }
+
+    #[test]
+    fn pi_flags_parse() {
+        let args = parse(&[
+            "--provider",
+            "mock",
+            "--model",
+            "m",
+            "--api-key",
+            "k",
+            "-p",
+            "--mode",
+            "json",
+            "--tools",
+            "read,bash",
+            "hello",
+            "world",
+        ]);
+        assert_eq!(args.provider.as_deref(), Some("mock"));
+        assert_eq!(args.model.as_deref(), Some("m"));
+        assert_eq!(args.api_key.as_deref(), Some("k"));
+        assert!(args.print);
+        assert_eq!(args.mode, Some(OutputMode::Json));
+        assert_eq!(args.tools, Some(vec!["read".to_owned(), "bash".to_owned()]));
+        assert_eq!(args.messages, vec!["hello", "world"]);
+    }
+
+    #[test]
+    fn single_dash_aliases_and_short_flags() {
+        let args = parse(&["-nt", "-v", "-h"]);
+        assert!(args.no_tools && args.version && args.help);
+        let args = parse(&["--", "-nt"]);
+        assert!(!args.no_tools);
+        assert_eq!(args.messages, vec!["-nt"]);
+    }
+
+    #[test]
+    fn unknown_flag_is_an_error() {
+        let result = parse_args(&AgentDefinition::default(), ["--frobnicate".to_owned()]);
+        let message = result.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("--frobnicate"), "{message}");
+    }
+
+    #[test]
+    fn help_names_the_agent_and_flags() {
+        let help = help_text(&AgentDefinition { name: "coder".into(), ..AgentDefinition::default() });
+        assert!(help.contains("coder [options]"), "{help}");
+        for flag in ["--print", "--mode", "--provider", "--model", "--api-key", "--tools", "--no-tools", "--version"] {
+            assert!(help.contains(flag), "missing {flag} in {help}");
+        }
+    }
+}
