@@ -1,1 +1,15 @@
-//! pi-codegen: YAML agent spec to generated Rust crate.
+//! pi-codegen: agent YAML -> validated spec -> generated Rust crate. The `pi-gen` binary and the
+//! `#[agent]` macro are thin layers over this library, which never links the runtime.
+
+pub mod build;
+pub mod emit;
+pub mod error;
+pub mod lower;
+pub mod spec;
+pub mod yaml;
+
+pub use build::{BuildRequest, build_agent, default_target_dir};
+pub use emit::{EmitOptions, emit_crate};
+pub use error::{Located, SpecError};
+pub use spec::AgentSpec;
+pub use yaml::{load_spec, parse_spec};

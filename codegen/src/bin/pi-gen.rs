@@ -1,2 +1,116 @@
-//! The pi-gen command.
-fn main() {}
+//! `pi-gen`: build agents from YAML, check agent files, and run the scripted mock LLM server.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use pi_codegen::{BuildRequest, SpecError, build_agent, load_spec};
+
+#[derive(Debug, Parser)]
+#[command(name = "pi-gen", version, about = "Turn agent YAML files into fast, standalone agent binaries")]
+struct Cli {
+    #[command(subcommand)]
+    command: Commands,
+}
+
+#[derive(Debug, Subcommand)]
+enum Commands {
+    /// Generate the agent's crate and compile it; the binary lands in OUT/<name>
+    Build {
+        /// The agent YAML file
+        file: PathBuf,
+        /// Output directory for the binary (the generated crate goes to OUT/build/<name>)
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+        /// Build with optimizations
+        #[arg(long)]
+        release: bool,
+    },
+    /// Validate agent files and print every error as file:line:column: message
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Serve scripted LLM responses (openai-completions streaming) on 127.0.0.1 until interrupted
+    MockLlm {
+        /// JSON script: {"responses": [{"text": ...}, {"toolCalls": [...]}, {"error": {...}}]}
+        #[arg(long)]
+        script: PathBuf,
+        /// Port to listen on (default: any free port)
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Append every request as one JSON line to this file
+        #[arg(long)]
+        log: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Commands::Build { file, out, release } => build(file, out, release),
+        Commands::Check { files } => check(&files),
+        Commands::MockLlm { script, port, log } => mock_llm(script, port, log),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{error}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn build(file: PathBuf, out: PathBuf, release: bool) -> anyhow::Result<()> {
+    let mut request = BuildRequest::new(file, out);
+    request.release = release;
+    let binary = build_agent(&request)?;
+    println!("{}", binary.display());
+    Ok(())
+}
+
+fn check(files: &[PathBuf]) -> anyhow::Result<()> {
+    let mut failed = 0;
+    for file in files {
+        match load_spec(file) {
+            Ok(_) => println!("{}: ok", file.display()),
+            Err(error @ (SpecError::Invalid(_) | SpecError::Read { .. })) => {
+                eprintln!("{error}");
+                failed += 1;
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} file(s) have errors", files.len());
+    }
+    Ok(())
+}
+
+fn mock_llm(script: PathBuf, port: u16, log: Option<PathBuf>) -> anyhow::Result<()> {
+    use pi_runtime::testing::{MockLlmServer, MockScript};
+    let script = MockScript::from_file(&script)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let server = MockLlmServer::start_on(script, port).await?;
+        if let Some(log) = log {
+            server.set_log_file(log);
+        }
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{}", server.base_url())?;
+        stdout.flush()?;
+        drop(stdout);
+        wait_for_shutdown_signal().await?;
+        server.shutdown().await;
+        Ok(())
+    })
+}
+
+async fn wait_for_shutdown_signal() -> std::io::Result<()> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result,
+        _ = terminate.recv() => Ok(()),
+    }
+}
