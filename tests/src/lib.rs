@@ -1,1 +1,97 @@
-//! End-to-end tests live in `tests/tests/`; this library is intentionally empty.
+//! Helpers for the end-to-end tests: build an agent from agents/ once, and run it against the mock
+//! LLM server with its own agent directory and working directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::OnceLock;
+
+use pi_codegen::{BuildRequest, build_agent};
+
+/// The pi-gen workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// Builds `agents/<name>.yaml` (once per test process) and returns the binary's path.
+pub fn agent_binary(name: &str) -> PathBuf {
+    static BUILT: OnceLock<std::sync::Mutex<Vec<(String, PathBuf)>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    let mut built = built.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, path)) = built.iter().find(|(built_name, _)| built_name == name) {
+        return path.clone();
+    }
+    let root = workspace_root();
+    let request = BuildRequest::new(root.join("agents").join(format!("{name}.yaml")), root.join("target").join("e2e"));
+    let path = match build_agent(&request) {
+        Ok(path) => path,
+        Err(error) => panic!("building agents/{name}.yaml failed: {error}"),
+    };
+    built.push((name.to_owned(), path.clone()));
+    path
+}
+
+/// A scratch agent directory (with models.json) and working directory for one run.
+pub struct Sandbox {
+    pub root: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// Creates the directories and a models.json whose provider `mock` (model `m`) points at `base_url`.
+    pub fn new(base_url: &str) -> Self {
+        let root = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(root.path().join("agent")).expect("agent dir");
+        std::fs::create_dir_all(root.path().join("work")).expect("work dir");
+        let models = serde_json::json!({
+            "providers": {
+                "mock": {
+                    "baseUrl": base_url,
+                    "api": "openai-completions",
+                    "apiKey": "mock-key",
+                    "models": [{ "id": "m", "name": "Mock model" }]
+                }
+            }
+        });
+        std::fs::write(root.path().join("agent").join("models.json"), models.to_string()).expect("models.json");
+        Self { root }
+    }
+
+    pub fn agent_dir(&self) -> PathBuf {
+        self.root.path().join("agent")
+    }
+
+    pub fn work_dir(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    /// Writes a file into the working directory.
+    pub fn write(&self, relative: &str, content: &str) {
+        let path = self.work_dir().join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(path, content).expect("write");
+    }
+
+    /// Runs `binary` with `args` in the working directory, stdin from /dev/null.
+    pub async fn run(&self, binary: &Path, args: &[&str]) -> Output {
+        tokio::process::Command::new(binary)
+            .args(args)
+            .current_dir(self.work_dir())
+            .env("PI_CODING_AGENT_DIR", self.agent_dir())
+            .env_remove("OPENAI_API_KEY")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .expect("agent runs")
+    }
+}
+
+/// stdout as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// stderr as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
