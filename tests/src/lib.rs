@@ -74,15 +74,33 @@ impl Sandbox {
 
     /// Runs `binary` with `args` in the working directory, stdin from /dev/null.
     pub async fn run(&self, binary: &Path, args: &[&str]) -> Output {
-        tokio::process::Command::new(binary)
+        self.command(binary, args).stdin(std::process::Stdio::null()).output().await.expect("agent runs")
+    }
+
+    /// Runs `binary` with `args`, writing `input` to its stdin through a pipe.
+    pub async fn run_with_stdin(&self, binary: &Path, args: &[&str], input: &str) -> Output {
+        use tokio::io::AsyncWriteExt;
+        let mut child = self
+            .command(binary, args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("agent starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input.as_bytes()).await.expect("write stdin");
+        drop(stdin);
+        child.wait_with_output().await.expect("agent runs")
+    }
+
+    fn command(&self, binary: &Path, args: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(binary);
+        command
             .args(args)
             .current_dir(self.work_dir())
             .env("PI_CODING_AGENT_DIR", self.agent_dir())
-            .env_remove("OPENAI_API_KEY")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .await
-            .expect("agent runs")
+            .env_remove("OPENAI_API_KEY");
+        command
     }
 }
 

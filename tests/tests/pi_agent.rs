@@ -197,3 +197,49 @@ async fn version_and_help() {
         assert!(stdout(&output).contains(flag), "{flag} missing from help");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn piped_stdin_is_prepended_to_the_first_message_and_means_print_mode() {
+    let binary = agent_binary("pi");
+    let mock = server(r#"{"responses": [{"text": "first"}, {"text": "second"}, {"text": "third"}]}"#).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    // Like pi: the piped text is trimmed and joined to the first message without a separator.
+    let output = sandbox
+        .run_with_stdin(
+            &binary,
+            &[&MODEL_ARGS[..], &["-p", "Summarize it", "Then more"]].concat(),
+            "Context from a pipe.\n",
+        )
+        .await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "second\n", "print mode shows the last answer only");
+    // No -p: a pipe alone selects print mode.
+    let output = sandbox.run_with_stdin(&binary, &MODEL_ARGS, "  just the pipe  \n").await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "third\n");
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let user_text =
+        |index: usize, message: usize| requests[index].body["messages"][message]["content"][0]["text"].clone();
+    assert_eq!(user_text(0, 1), "Context from a pipe.Summarize it");
+    assert_eq!(user_text(1, 3), "Then more");
+    assert_eq!(user_text(2, 1), "just the pipe");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_prompt_at_all_exits_quietly_like_pi() {
+    let binary = agent_binary("pi");
+    let mock = server(r#"{"responses": []}"#).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let output = sandbox.run(&binary, &MODEL_ARGS).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "");
+    let output = sandbox.run(&binary, &[&MODEL_ARGS[..], &["--mode", "json"]].concat()).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "only the session header: {lines:?}");
+    assert!(lines[0].starts_with("{\"type\":\"session\",\"version\":3,"), "{}", lines[0]);
+    assert!(mock.requests().is_empty());
+}

@@ -24,8 +24,6 @@ pub enum CliError {
     InteractiveUnavailable,
     #[error("--mode rpc is not available yet; use -p or --mode json")]
     RpcUnavailable,
-    #[error("no prompt given; pass a message or pipe one on stdin")]
-    NoPrompt,
     #[error("cannot read {}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{0}")]

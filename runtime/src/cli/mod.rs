@@ -53,19 +53,25 @@ fn print_stdout(text: &str) -> ExitCode {
 }
 
 fn run_agent(definition: &AgentDefinition, mut args: CliArgs) -> Result<ExitCode, CliError> {
-    if let Some(piped) = read_piped_stdin()? {
-        args.print = true;
-        args.messages.insert(0, piped);
+    if args.mode == Some(OutputMode::Rpc) {
+        return Err(CliError::RpcUnavailable);
+    }
+    // As in pi: stdin that is not a terminal means print mode, and its text (trimmed) is prepended
+    // to the first message.
+    let stdin_is_terminal = std::io::stdin().is_terminal();
+    if !stdin_is_terminal {
+        if let Some(piped) = read_piped_stdin()? {
+            match args.messages.first_mut() {
+                Some(first) => first.insert_str(0, &piped),
+                None => args.messages.push(piped),
+            }
+        }
     }
     let mode = match args.mode {
         Some(OutputMode::Json) => OutputMode::Json,
-        Some(OutputMode::Rpc) => return Err(CliError::RpcUnavailable),
-        Some(OutputMode::Text) | None if args.print => OutputMode::Text,
+        _ if args.print || !stdin_is_terminal => OutputMode::Text,
         _ => return Err(CliError::InteractiveUnavailable),
     };
-    if args.messages.is_empty() {
-        return Err(CliError::NoPrompt);
-    }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
     runtime.block_on(async {
         let prepared = setup::prepare(definition, &args)?;
@@ -73,13 +79,10 @@ fn run_agent(definition: &AgentDefinition, mut args: CliArgs) -> Result<ExitCode
     })
 }
 
-/// Piped stdin (not a terminal) becomes the first message when it holds any text.
+/// All of piped stdin, trimmed; `None` when it holds only whitespace.
 fn read_piped_stdin() -> Result<Option<String>, CliError> {
-    let mut stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Ok(None);
-    }
     let mut text = String::new();
-    stdin.read_to_string(&mut text).map_err(|source| CliError::Read { path: "<stdin>".into(), source })?;
-    Ok((!text.trim().is_empty()).then_some(text))
+    std::io::stdin().read_to_string(&mut text).map_err(|source| CliError::Read { path: "<stdin>".into(), source })?;
+    let trimmed = text.trim();
+    Ok((!trimmed.is_empty()).then(|| trimmed.to_owned()))
 }

@@ -36,11 +36,15 @@ pub enum ErrorReason {
 #[non_exhaustive]
 pub enum AssistantMessageEvent {
     #[serde(rename = "start")]
-    Start { partial: AssistantMessage },
+    Start {
+        #[serde(with = "super::tagged::assistant")]
+        partial: AssistantMessage,
+    },
     #[serde(rename = "text_start")]
     TextStart {
         #[serde(rename = "contentIndex")]
         content_index: usize,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "text_delta")]
@@ -48,6 +52,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         delta: String,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "text_end")]
@@ -55,12 +60,14 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         content: String,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "thinking_start")]
     ThinkingStart {
         #[serde(rename = "contentIndex")]
         content_index: usize,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "thinking_delta")]
@@ -68,6 +75,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         delta: String,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "thinking_end")]
@@ -75,12 +83,14 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         content: String,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "toolcall_start")]
     ToolcallStart {
         #[serde(rename = "contentIndex")]
         content_index: usize,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "toolcall_delta")]
@@ -88,20 +98,30 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         delta: String,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "toolcall_end")]
     ToolcallEnd {
         #[serde(rename = "contentIndex")]
         content_index: usize,
-        #[serde(rename = "toolCall")]
+        #[serde(rename = "toolCall", with = "super::tagged::tool_call")]
         tool_call: ToolCall,
+        #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
     #[serde(rename = "done")]
-    Done { reason: DoneReason, message: AssistantMessage },
+    Done {
+        reason: DoneReason,
+        #[serde(with = "super::tagged::assistant")]
+        message: AssistantMessage,
+    },
     #[serde(rename = "error")]
-    Error { reason: ErrorReason, error: AssistantMessage },
+    Error {
+        reason: ErrorReason,
+        #[serde(with = "super::tagged::assistant")]
+        error: AssistantMessage,
+    },
 }
 
 impl AssistantMessageEvent {
@@ -161,16 +181,16 @@ pub enum AgentEvent {
     #[serde(rename = "turn_end")]
     TurnEnd {
         message: AgentMessage,
-        #[serde(rename = "toolResults")]
+        #[serde(rename = "toolResults", with = "super::tagged::tool_results")]
         tool_results: Vec<ToolResultMessage>,
     },
     #[serde(rename = "message_start")]
     MessageStart { message: AgentMessage },
     #[serde(rename = "message_update")]
     MessageUpdate {
-        message: AgentMessage,
         #[serde(rename = "assistantMessageEvent")]
         assistant_message_event: AssistantMessageEvent,
+        message: AgentMessage,
     },
     #[serde(rename = "message_end")]
     MessageEnd { message: AgentMessage },

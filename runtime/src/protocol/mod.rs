@@ -7,6 +7,9 @@ mod content;
 mod events;
 mod js_number;
 mod messages;
+mod tagged;
+#[cfg(test)]
+mod tests_wire;
 mod usage;
 
 pub use content::{AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent};
