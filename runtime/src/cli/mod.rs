@@ -59,12 +59,10 @@ fn run_agent(definition: &AgentDefinition, mut args: CliArgs) -> Result<ExitCode
     // As in pi: stdin that is not a terminal means print mode, and its text (trimmed) is prepended
     // to the first message.
     let stdin_is_terminal = std::io::stdin().is_terminal();
-    if !stdin_is_terminal {
-        if let Some(piped) = read_piped_stdin()? {
-            match args.messages.first_mut() {
-                Some(first) => first.insert_str(0, &piped),
-                None => args.messages.push(piped),
-            }
+    if let Some(piped) = if stdin_is_terminal { None } else { read_piped_stdin()? } {
+        match args.messages.first_mut() {
+            Some(first) => first.insert_str(0, &piped),
+            None => args.messages.push(piped),
         }
     }
     let mode = match args.mode {

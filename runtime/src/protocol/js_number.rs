@@ -45,7 +45,7 @@ pub fn format_js_number(value: f64) -> String {
     } else if -6 < n && n <= 0 {
         format!("0.{}{digits}", "0".repeat((-n) as usize))
     } else {
-        let sign = if n - 1 >= 0 { "+" } else { "-" };
+        let sign = if n > 0 { "+" } else { "-" };
         let rest = if k > 1 { format!(".{}", &digits[1..]) } else { String::new() };
         format!("{}{rest}e{sign}{}", &digits[..1], (n - 1).abs())
     };
