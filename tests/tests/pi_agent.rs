@@ -243,3 +243,44 @@ async fn no_prompt_at_all_exits_quietly_like_pi() {
     assert!(lines[0].starts_with("{\"type\":\"session\",\"version\":3,"), "{}", lines[0]);
     assert!(mock.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_flags_and_api_key_shape_the_request() {
+    let binary = agent_binary("pi");
+    let mock = server(r#"{"responses": [{"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"}]}"#).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let run = |extra: &'static [&'static str]| {
+        let args: Vec<&str> = MODEL_ARGS.iter().copied().chain(extra.iter().copied()).collect();
+        let sandbox = &sandbox;
+        let binary = binary.clone();
+        async move { sandbox.run(&binary, &args).await }
+    };
+    for output in [
+        run(&["--tools", "bash,read", "-p", "one"]).await,
+        run(&["--no-tools", "--api-key", "flag-key", "-p", "two"]).await,
+        run(&["-nt", "-p", "three"]).await,
+    ] {
+        assert!(output.status.success(), "stderr: {}", stderr(&output));
+    }
+    let requests = mock.requests();
+    let names = |index: usize| -> Vec<String> {
+        requests[index].body["tools"]
+            .as_array()
+            .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(names(0), ["bash", "read"], "--tools keeps the order given");
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap_or("");
+    assert!(system.contains("- bash: ") && !system.contains("- edit: "), "only active tools are listed: {system}");
+    assert!(requests[1].body.get("tools").is_none(), "no tools, no tools field: {}", requests[1].body);
+    assert!(requests[2].body.get("tools").is_none());
+    let auth = |index: usize| requests[index].header("authorization").map(str::to_owned);
+    assert_eq!(auth(0).as_deref(), Some("Bearer mock-key"));
+    assert_eq!(auth(1).as_deref(), Some("Bearer flag-key"), "--api-key wins over models.json");
+
+    // Like pi, an unknown tool name does not stop the run; unlike pi, it is reported.
+    let output = sandbox.run(&binary, &[&MODEL_ARGS[..], &["--tools", "read,teleport", "-p", "x"]].concat()).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert!(stderr(&output).contains("unknown tool \"teleport\""), "{}", stderr(&output));
+    assert_eq!(mock.requests()[3].body["tools"].as_array().map(Vec::len), Some(1));
+}

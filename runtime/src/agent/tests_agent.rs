@@ -210,3 +210,51 @@ async fn reset_clears_transcript_and_queues() {
     assert!(agent.messages().is_empty());
     assert!(!agent.has_queued_messages());
 }
+
+#[tokio::test]
+async fn state_mutators_shape_the_next_call() {
+    let responses = vec![ScriptedResponse::text("a"), ScriptedResponse::text("b")];
+    let (agent, provider) = agent_with(responses, vec![], ToolExecutionMode::Parallel);
+    agent.prompt("one").await.expect("prompt");
+    agent.set_system_prompt("New rules.");
+    agent.set_thinking_level(crate::ai::ThinkingLevel::High);
+    let mut other = test_model();
+    other.id = "other-model".into();
+    agent.set_model(other);
+    agent.prompt("two").await.expect("prompt");
+    let requests = provider.requests();
+    assert_eq!(requests[0].context.system_prompt, "You are a test.");
+    assert_eq!(requests[0].reasoning, None, "thinking off sends no reasoning level");
+    assert_eq!(requests[1].context.system_prompt, "New rules.");
+    assert_eq!(requests[1].reasoning, Some(crate::ai::ThinkingLevel::High));
+    assert_eq!(requests[1].model_id, "other-model");
+    let Some(AgentMessage::Assistant(last)) = agent.messages().pop() else { panic!("no answer") };
+    assert_eq!(last.model, "other-model");
+
+    agent.replace_messages(vec![user("only this")]);
+    assert_eq!(agent.messages().len(), 1);
+    agent.clear_messages();
+    assert!(agent.messages().is_empty());
+}
+
+#[tokio::test]
+async fn an_abort_during_a_stage_ends_the_run_with_a_synthetic_aborted_message() {
+    let (agent, provider) = agent_with(vec![ScriptedResponse::text("never")], vec![], ToolExecutionMode::Parallel);
+    agent.set_transform_context(Some(Arc::new(|_, cancel: tokio_util::sync::CancellationToken| {
+        Box::pin(async move {
+            cancel.cancelled().await;
+            Err(HookError::new("transform interrupted"))
+        })
+    })));
+    let runner = agent.clone();
+    let run = tokio::spawn(async move { runner.prompt("hi").await });
+    while !agent.is_streaming() {
+        tokio::task::yield_now().await;
+    }
+    agent.abort();
+    tokio::time::timeout(Duration::from_secs(5), run).await.expect("no hang").expect("joined").expect("prompt");
+    let Some(AgentMessage::Assistant(failure)) = agent.messages().pop() else { panic!("no failure message") };
+    assert_eq!(failure.stop_reason, StopReason::Aborted);
+    assert_eq!(failure.error_message.as_deref(), Some("transform interrupted"));
+    assert!(provider.requests().is_empty());
+}

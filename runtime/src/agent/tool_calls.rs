@@ -59,49 +59,11 @@ pub(crate) async fn execute_tool_calls(
     sink: &dyn AgentEventSink,
 ) -> ToolBatch {
     let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+    let batch = Batch { context, assistant, config, cancel, sink };
     match config.tool_execution {
-        ToolExecutionMode::Sequential => run_sequential(&calls, context, assistant, config, cancel, sink).await,
-        _ => run_parallel(&calls, context, assistant, config, cancel, sink).await,
+        ToolExecutionMode::Sequential => batch.run_sequential(&calls).await,
+        _ => batch.run_parallel(&calls).await,
     }
-}
-
-async fn run_sequential(
-    calls: &[ToolCall],
-    context: &AgentContext,
-    assistant: &AssistantMessage,
-    config: &AgentLoopConfig,
-    cancel: &CancellationToken,
-    sink: &dyn AgentEventSink,
-) -> ToolBatch {
-    let mut results = Vec::with_capacity(calls.len());
-    for (index, call) in calls.iter().enumerate() {
-        emit_start(call, sink).await;
-        let finalized = match prepare(call, context, assistant, config, cancel).await {
-            Preparation::Immediate(finalized) => {
-                emit_end(&finalized, sink).await;
-                finalized
-            }
-            Preparation::Prepared(prepared) => {
-                let mut done = run_prepared(vec![prepared], assistant, config, cancel, sink).await;
-                match done.pop() {
-                    Some(finalized) => finalized,
-                    None => continue,
-                }
-            }
-        };
-        results.push(emit_result_message(finalized, sink).await);
-        let steering = config.poll_steering();
-        if !steering.is_empty() {
-            for skipped in &calls[index + 1..] {
-                emit_start(skipped, sink).await;
-                let finalized = skipped_outcome(skipped);
-                emit_end(&finalized, sink).await;
-                results.push(emit_result_message(finalized, sink).await);
-            }
-            return ToolBatch { results, steering };
-        }
-    }
-    ToolBatch { results, steering: Vec::new() }
 }
 
 /// A call's place in call order during parallel execution.
@@ -110,134 +72,216 @@ enum Slot {
     Pending(PreparedCall),
 }
 
-async fn run_parallel(
-    calls: &[ToolCall],
-    context: &AgentContext,
-    assistant: &AssistantMessage,
-    config: &AgentLoopConfig,
-    cancel: &CancellationToken,
-    sink: &dyn AgentEventSink,
-) -> ToolBatch {
-    let mut slots = Vec::with_capacity(calls.len());
-    for (index, call) in calls.iter().enumerate() {
-        emit_start(call, sink).await;
-        match prepare(call, context, assistant, config, cancel).await {
-            Preparation::Immediate(finalized) => {
-                emit_end(&finalized, sink).await;
-                slots.push(Slot::Done(finalized));
-            }
-            Preparation::Prepared(prepared) => slots.push(Slot::Pending(prepared)),
-        }
-        let steering = config.poll_steering();
-        if !steering.is_empty() {
-            // Prepared calls already had their start event; later calls get one now.
-            let mut finalized_calls = Vec::with_capacity(calls.len());
-            for slot in slots {
-                let finalized = match slot {
-                    Slot::Done(finalized) => finalized,
-                    Slot::Pending(prepared) => {
-                        let finalized = skipped_outcome(&prepared.tool_call);
-                        emit_end(&finalized, sink).await;
-                        finalized
-                    }
-                };
-                finalized_calls.push(finalized);
-            }
-            for skipped in &calls[index + 1..] {
-                emit_start(skipped, sink).await;
-                let finalized = skipped_outcome(skipped);
-                emit_end(&finalized, sink).await;
-                finalized_calls.push(finalized);
-            }
-            let results = emit_result_messages(finalized_calls, sink).await;
-            return ToolBatch { results, steering };
-        }
-    }
-
-    let mut pending = Vec::new();
-    let mut order = Vec::with_capacity(slots.len());
-    for slot in slots {
-        match slot {
-            Slot::Done(finalized) => order.push(Some(finalized)),
-            Slot::Pending(prepared) => {
-                pending.push(prepared);
-                order.push(None);
-            }
-        }
-    }
-    let mut executed = run_prepared(pending, assistant, config, cancel, sink).await.into_iter();
-    let finalized_calls: Vec<Finalized> =
-        order.into_iter().filter_map(|slot| slot.or_else(|| executed.next())).collect();
-    let results = emit_result_messages(finalized_calls, sink).await;
-    ToolBatch { results, steering: config.poll_steering() }
+/// What every step of one assistant message's tool execution works with.
+struct Batch<'a> {
+    context: &'a AgentContext,
+    assistant: &'a AssistantMessage,
+    config: &'a AgentLoopConfig,
+    cancel: &'a CancellationToken,
+    sink: &'a dyn AgentEventSink,
 }
 
-/// Lookup, argument preparation and validation, then `before_tool_call`.
-async fn prepare(
-    call: &ToolCall,
-    context: &AgentContext,
-    assistant: &AssistantMessage,
-    config: &AgentLoopConfig,
-    cancel: &CancellationToken,
-) -> Preparation {
-    let Some(tool) = context.tools.iter().find(|tool| tool.name() == call.name) else {
-        return Preparation::Immediate(error_outcome(call, format!("Tool {} not found", call.name)));
-    };
-    let prepared_args = tool.prepare_arguments(call.arguments.clone());
-    let args = match validate_tool_arguments(tool.parameters(), &call.name, prepared_args) {
-        Ok(args) => args,
-        Err(error) => return Preparation::Immediate(error_outcome(call, error.to_string())),
-    };
-    if let Some(before) = &config.before_tool_call {
-        let hook_context =
-            BeforeToolCallContext { assistant_message: assistant.clone(), tool_call: call.clone(), args: args.clone() };
-        match before(hook_context, cancel.clone()).await {
-            Ok(Some(verdict)) if verdict.block => {
-                let reason = verdict.reason.filter(|r| !r.is_empty()).unwrap_or_else(|| BLOCKED_TEXT.to_owned());
-                return Preparation::Immediate(error_outcome(call, reason));
+impl Batch<'_> {
+    /// Start, prepare, execute, end and result message, one call at a time; steering skips the rest.
+    async fn run_sequential(&self, calls: &[ToolCall]) -> ToolBatch {
+        let mut results = Vec::with_capacity(calls.len());
+        for (index, call) in calls.iter().enumerate() {
+            self.emit(start_event(call)).await;
+            let finalized = match self.prepare(call).await {
+                Preparation::Immediate(finalized) => {
+                    self.emit(end_event(&finalized)).await;
+                    finalized
+                }
+                Preparation::Prepared(prepared) => match self.run_prepared(vec![prepared]).await.pop() {
+                    Some(finalized) => finalized,
+                    None => continue,
+                },
+            };
+            results.push(self.emit_result_message(finalized).await);
+            let steering = self.config.poll_steering();
+            if !steering.is_empty() {
+                for skipped in &calls[index + 1..] {
+                    let finalized = self.skip_unstarted(skipped).await;
+                    results.push(self.emit_result_message(finalized).await);
+                }
+                return ToolBatch { results, steering };
             }
-            Ok(_) => {}
-            Err(error) => return Preparation::Immediate(error_outcome(call, error.message)),
+        }
+        ToolBatch { results, steering: Vec::new() }
+    }
+
+    /// Sequential preflight (steering may skip everything), then concurrent execution; result
+    /// messages in call order.
+    async fn run_parallel(&self, calls: &[ToolCall]) -> ToolBatch {
+        let mut slots = Vec::with_capacity(calls.len());
+        for (index, call) in calls.iter().enumerate() {
+            self.emit(start_event(call)).await;
+            match self.prepare(call).await {
+                Preparation::Immediate(finalized) => {
+                    self.emit(end_event(&finalized)).await;
+                    slots.push(Slot::Done(finalized));
+                }
+                Preparation::Prepared(prepared) => slots.push(Slot::Pending(prepared)),
+            }
+            let steering = self.config.poll_steering();
+            if !steering.is_empty() {
+                // Prepared calls already had their start event; later calls get one now.
+                let mut finalized_calls = Vec::with_capacity(calls.len());
+                for slot in slots {
+                    finalized_calls.push(match slot {
+                        Slot::Done(finalized) => finalized,
+                        Slot::Pending(prepared) => {
+                            let finalized = skipped_outcome(&prepared.tool_call);
+                            self.emit(end_event(&finalized)).await;
+                            finalized
+                        }
+                    });
+                }
+                for skipped in &calls[index + 1..] {
+                    finalized_calls.push(self.skip_unstarted(skipped).await);
+                }
+                let results = self.emit_result_messages(finalized_calls).await;
+                return ToolBatch { results, steering };
+            }
+        }
+
+        let mut pending = Vec::new();
+        let mut order = Vec::with_capacity(slots.len());
+        for slot in slots {
+            match slot {
+                Slot::Done(finalized) => order.push(Some(finalized)),
+                Slot::Pending(prepared) => {
+                    pending.push(prepared);
+                    order.push(None);
+                }
+            }
+        }
+        let mut executed = self.run_prepared(pending).await.into_iter();
+        let finalized_calls: Vec<Finalized> =
+            order.into_iter().filter_map(|slot| slot.or_else(|| executed.next())).collect();
+        let results = self.emit_result_messages(finalized_calls).await;
+        ToolBatch { results, steering: self.config.poll_steering() }
+    }
+
+    async fn emit(&self, event: AgentEvent) {
+        self.sink.emit(event).await;
+    }
+
+    /// A call that never started: its start and end events, with the skipped outcome.
+    async fn skip_unstarted(&self, call: &ToolCall) -> Finalized {
+        self.emit(start_event(call)).await;
+        let finalized = skipped_outcome(call);
+        self.emit(end_event(&finalized)).await;
+        finalized
+    }
+
+    /// Lookup, argument preparation and validation, then `before_tool_call`.
+    async fn prepare(&self, call: &ToolCall) -> Preparation {
+        let Some(tool) = self.context.tools.iter().find(|tool| tool.name() == call.name) else {
+            return Preparation::Immediate(error_outcome(call, format!("Tool {} not found", call.name)));
+        };
+        let prepared_args = tool.prepare_arguments(call.arguments.clone());
+        let args = match validate_tool_arguments(tool.parameters(), &call.name, prepared_args) {
+            Ok(args) => args,
+            Err(error) => return Preparation::Immediate(error_outcome(call, error.to_string())),
+        };
+        if let Some(before) = &self.config.before_tool_call {
+            let hook_context = BeforeToolCallContext {
+                assistant_message: self.assistant.clone(),
+                tool_call: call.clone(),
+                args: args.clone(),
+            };
+            match before(hook_context, self.cancel.clone()).await {
+                Ok(Some(verdict)) if verdict.block => {
+                    let reason = verdict.reason.filter(|r| !r.is_empty()).unwrap_or_else(|| BLOCKED_TEXT.to_owned());
+                    return Preparation::Immediate(error_outcome(call, reason));
+                }
+                Ok(_) => {}
+                Err(error) => return Preparation::Immediate(error_outcome(call, error.message)),
+            }
+        }
+        Preparation::Prepared(PreparedCall { tool_call: call.clone(), tool: tool.clone(), args })
+    }
+
+    /// Runs prepared calls concurrently. Each call's `tool_execution_update` and `tool_execution_end`
+    /// events are emitted as they happen (an end as soon as its call finishes); outcomes come back
+    /// in the order of `prepared`.
+    async fn run_prepared(&self, prepared: Vec<PreparedCall>) -> Vec<Finalized> {
+        let (events_tx, mut events) = mpsc::unbounded_channel::<AgentEvent>();
+        let runs = prepared.into_iter().map(|call| {
+            let events_tx = events_tx.clone();
+            async move {
+                let (result, is_error) = execute(&call, self.cancel, &events_tx).await;
+                let finalized = self.finalize(call, result, is_error).await;
+                let _ = events_tx.send(end_event(&finalized));
+                finalized
+            }
+        });
+        let mut all = std::pin::pin!(join_all(runs));
+        let finalized = loop {
+            tokio::select! {
+                biased;
+                Some(event) = events.recv() => self.emit(event).await,
+                finalized = &mut all => break finalized,
+            }
+        };
+        events.close();
+        while let Ok(event) = events.try_recv() {
+            self.emit(event).await;
+        }
+        finalized
+    }
+
+    /// Applies `after_tool_call`: each field it returns replaces the tool's; a failing hook makes an error.
+    async fn finalize(&self, call: PreparedCall, result: AgentToolResult, is_error: bool) -> Finalized {
+        let Some(after) = &self.config.after_tool_call else {
+            return Finalized { tool_call: call.tool_call, result, is_error };
+        };
+        let hook_context = AfterToolCallContext {
+            assistant_message: self.assistant.clone(),
+            tool_call: call.tool_call.clone(),
+            args: call.args,
+            result: result.clone(),
+            is_error,
+        };
+        match after(hook_context, self.cancel.clone()).await {
+            Ok(Some(overrides)) => Finalized {
+                tool_call: call.tool_call,
+                result: AgentToolResult {
+                    content: overrides.content.unwrap_or(result.content),
+                    details: overrides.details.or(result.details),
+                },
+                is_error: overrides.is_error.unwrap_or(is_error),
+            },
+            Ok(None) => Finalized { tool_call: call.tool_call, result, is_error },
+            Err(error) => Finalized { tool_call: call.tool_call, result: error_result(error.message), is_error: true },
         }
     }
-    Preparation::Prepared(PreparedCall { tool_call: call.clone(), tool: tool.clone(), args })
-}
 
-/// Runs prepared calls concurrently. Each call's `tool_execution_update` and `tool_execution_end`
-/// events are emitted as they happen (an end as soon as its call finishes); outcomes come back in
-/// the order of `prepared`.
-async fn run_prepared(
-    prepared: Vec<PreparedCall>,
-    assistant: &AssistantMessage,
-    config: &AgentLoopConfig,
-    cancel: &CancellationToken,
-    sink: &dyn AgentEventSink,
-) -> Vec<Finalized> {
-    let (events_tx, mut events) = mpsc::unbounded_channel::<AgentEvent>();
-    let runs = prepared.into_iter().map(|call| {
-        let events_tx = events_tx.clone();
-        async move {
-            let (result, is_error) = execute(&call, cancel, &events_tx).await;
-            let finalized = finalize(call, result, is_error, assistant, config, cancel).await;
-            let _ = events_tx.send(end_event(&finalized));
-            finalized
-        }
-    });
-    let mut all = std::pin::pin!(join_all(runs));
-    let finalized = loop {
-        tokio::select! {
-            biased;
-            Some(event) = events.recv() => sink.emit(event).await,
-            finalized = &mut all => break finalized,
-        }
-    };
-    events.close();
-    while let Ok(event) = events.try_recv() {
-        sink.emit(event).await;
+    async fn emit_result_message(&self, finalized: Finalized) -> ToolResultMessage {
+        let message = ToolResultMessage {
+            tool_call_id: finalized.tool_call.id,
+            tool_name: finalized.tool_call.name,
+            content: finalized.result.content,
+            details: finalized.result.details,
+            is_error: finalized.is_error,
+            timestamp: now_ms(),
+        };
+        self.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(message.clone()) }).await;
+        self.emit(AgentEvent::MessageEnd { message: AgentMessage::ToolResult(message.clone()) }).await;
+        message
     }
-    finalized
+
+    async fn emit_result_messages(&self, finalized: Vec<Finalized>) -> Vec<ToolResultMessage> {
+        let mut results = Vec::with_capacity(finalized.len());
+        for one in finalized {
+            results.push(self.emit_result_message(one).await);
+        }
+        results
+    }
 }
 
+/// Runs the tool; its partial results go out as `tool_execution_update` events.
 async fn execute(
     call: &PreparedCall,
     cancel: &CancellationToken,
@@ -264,39 +308,6 @@ async fn execute(
     }
 }
 
-/// Applies `after_tool_call`: each field it returns replaces the tool's; a failing hook makes an error.
-async fn finalize(
-    call: PreparedCall,
-    result: AgentToolResult,
-    is_error: bool,
-    assistant: &AssistantMessage,
-    config: &AgentLoopConfig,
-    cancel: &CancellationToken,
-) -> Finalized {
-    let Some(after) = &config.after_tool_call else {
-        return Finalized { tool_call: call.tool_call, result, is_error };
-    };
-    let hook_context = AfterToolCallContext {
-        assistant_message: assistant.clone(),
-        tool_call: call.tool_call.clone(),
-        args: call.args,
-        result: result.clone(),
-        is_error,
-    };
-    match after(hook_context, cancel.clone()).await {
-        Ok(Some(overrides)) => Finalized {
-            tool_call: call.tool_call,
-            result: AgentToolResult {
-                content: overrides.content.unwrap_or(result.content),
-                details: overrides.details.or(result.details),
-            },
-            is_error: overrides.is_error.unwrap_or(is_error),
-        },
-        Ok(None) => Finalized { tool_call: call.tool_call, result, is_error },
-        Err(error) => Finalized { tool_call: call.tool_call, result: error_result(error.message), is_error: true },
-    }
-}
-
 /// An error result as pi builds it: one text block and empty details.
 fn error_result(text: String) -> AgentToolResult {
     AgentToolResult { content: vec![UserContent::text(text)], details: Some(json!({})) }
@@ -310,13 +321,12 @@ fn skipped_outcome(call: &ToolCall) -> Finalized {
     error_outcome(call, SKIPPED_TEXT.to_owned())
 }
 
-async fn emit_start(call: &ToolCall, sink: &dyn AgentEventSink) {
-    sink.emit(AgentEvent::ToolExecutionStart {
+fn start_event(call: &ToolCall) -> AgentEvent {
+    AgentEvent::ToolExecutionStart {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
-    })
-    .await;
+    }
 }
 
 fn end_event(finalized: &Finalized) -> AgentEvent {
@@ -326,30 +336,4 @@ fn end_event(finalized: &Finalized) -> AgentEvent {
         result: finalized.result.clone(),
         is_error: finalized.is_error,
     }
-}
-
-async fn emit_end(finalized: &Finalized, sink: &dyn AgentEventSink) {
-    sink.emit(end_event(finalized)).await;
-}
-
-async fn emit_result_message(finalized: Finalized, sink: &dyn AgentEventSink) -> ToolResultMessage {
-    let message = ToolResultMessage {
-        tool_call_id: finalized.tool_call.id,
-        tool_name: finalized.tool_call.name,
-        content: finalized.result.content,
-        details: finalized.result.details,
-        is_error: finalized.is_error,
-        timestamp: now_ms(),
-    };
-    sink.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(message.clone()) }).await;
-    sink.emit(AgentEvent::MessageEnd { message: AgentMessage::ToolResult(message.clone()) }).await;
-    message
-}
-
-async fn emit_result_messages(finalized: Vec<Finalized>, sink: &dyn AgentEventSink) -> Vec<ToolResultMessage> {
-    let mut results = Vec::with_capacity(finalized.len());
-    for one in finalized {
-        results.push(emit_result_message(one, sink).await);
-    }
-    results
 }

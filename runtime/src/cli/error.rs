@@ -18,8 +18,6 @@ pub enum CliError {
     ProviderNotFound(String, String),
     #[error("no API key for provider \"{0}\"; pass --api-key or set \"apiKey\" in models.json")]
     NoApiKey(String),
-    #[error("unknown tool \"{name}\"; available tools: {available}")]
-    UnknownTool { name: String, available: String },
     #[error("interactive mode is not available yet; pass -p (print) or --mode json")]
     InteractiveUnavailable,
     #[error("--mode rpc is not available yet; use -p or --mode json")]

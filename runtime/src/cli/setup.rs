@@ -47,7 +47,7 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
         None => choice.thinking,
     };
     let thinking = if model.reasoning { thinking.unwrap_or_default() } else { ThinkingLevel::Off };
-    let tools = select_tools(definition, args, &cwd)?;
+    let tools = select_tools(definition, args, &cwd);
     let system_prompt = system_prompt(definition, args, &agent_dir, &cwd, &tools)?;
     let agent = Agent::new(AgentOptions {
         model: Some(model),
@@ -61,7 +61,9 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
     Ok(Prepared { agent, cwd })
 }
 
-fn select_tools(definition: &AgentDefinition, args: &CliArgs, cwd: &Path) -> Result<Vec<Arc<dyn AgentTool>>, CliError> {
+/// The active tools: `--no-tools`, else `--tools` (in the order given), else the agent's defaults.
+/// Like pi, names of tools that do not exist are skipped; unlike pi, each one is reported.
+fn select_tools(definition: &AgentDefinition, args: &CliArgs, cwd: &Path) -> Vec<Arc<dyn AgentTool>> {
     let environment = ToolEnvironment::new(cwd);
     let names: Vec<String> = if args.no_tools {
         Vec::new()
@@ -70,13 +72,20 @@ fn select_tools(definition: &AgentDefinition, args: &CliArgs, cwd: &Path) -> Res
     } else {
         definition.tools.clone()
     };
-    names
-        .iter()
-        .map(|name| {
-            builtin_tool(name, &environment)
-                .ok_or_else(|| CliError::UnknownTool { name: name.clone(), available: BUILTIN_TOOL_NAMES.join(", ") })
-        })
-        .collect()
+    let mut tools: Vec<Arc<dyn AgentTool>> = Vec::with_capacity(names.len());
+    for name in &names {
+        if tools.iter().any(|tool| tool.name() == name) {
+            continue;
+        }
+        match builtin_tool(name, &environment) {
+            Some(tool) => tools.push(tool),
+            None => eprintln!(
+                "Warning: unknown tool \"{name}\" ignored; available tools: {}",
+                BUILTIN_TOOL_NAMES.join(", ")
+            ),
+        }
+    }
+    tools
 }
 
 fn system_prompt(
