@@ -161,6 +161,8 @@ pub struct AgentLoopConfig {
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
     pub headers: Vec<(String, String)>,
+    /// Give up on a model stream that sends nothing for this long (`None`: the provider's default).
+    pub idle_timeout: Option<std::time::Duration>,
     pub convert_to_llm: ConvertToLlmFn,
     pub transform_context: Option<TransformContextFn>,
     pub get_steering_messages: Option<QueuePollFn>,
@@ -183,6 +185,7 @@ impl AgentLoopConfig {
             temperature: None,
             max_tokens: None,
             headers: Vec::new(),
+            idle_timeout: None,
             convert_to_llm: default_convert_to_llm(),
             transform_context: None,
             get_steering_messages: None,

@@ -35,6 +35,8 @@ pub struct AgentOptions {
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
     pub headers: Vec<(String, String)>,
+    /// Give up on a model stream that sends nothing for this long (`None`: the provider's default).
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 impl AgentOptions {
@@ -60,6 +62,7 @@ impl AgentOptions {
             temperature: None,
             max_tokens: None,
             headers: Vec::new(),
+            idle_timeout: None,
         }
     }
 }

@@ -363,6 +363,7 @@ impl Agent {
             temperature: options.temperature,
             max_tokens: options.max_tokens,
             headers: options.headers.clone(),
+            idle_timeout: options.idle_timeout,
             convert_to_llm: options.convert_to_llm.clone().unwrap_or_else(default_convert_to_llm),
             transform_context: options.transform_context.clone(),
             get_steering_messages: Some(Arc::new(move || {

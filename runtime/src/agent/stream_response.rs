@@ -50,7 +50,7 @@ pub(crate) async fn stream_assistant_response(
         session_id: config.session_id.clone(),
         headers: config.headers.clone(),
         cancel: cancel.clone(),
-        idle_timeout: None,
+        idle_timeout: config.idle_timeout,
     };
     let mut stream = config.provider.stream(&config.model, &llm_context, options);
 

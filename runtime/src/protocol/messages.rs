@@ -66,6 +66,10 @@ pub struct AssistantMessage {
     pub response_id: Option<String>,
     #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// What kind of failure `error_message` reports, when the provider knew (never serialized:
+    /// after a reload the text is classified instead).
+    #[serde(skip)]
+    pub error_kind: Option<crate::ai::ProviderErrorKind>,
 }
 
 impl AssistantMessage {

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::transform::transform_messages;
+use crate::ai::replay::transform_messages;
 use crate::ai::{LlmContext, Model, StreamOptions, ThinkingLevel, ToolSpec};
 use crate::protocol::{AssistantContent, AssistantMessage, Message, MessageContent, ToolResultMessage, UserContent};
 

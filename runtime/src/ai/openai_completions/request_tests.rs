@@ -209,8 +209,13 @@ fn images_follow_model_input() {
         ..LlmContext::default()
     };
     let text_only = build_body(&model(), &context, &StreamOptions::default());
-    assert_eq!(text_only["messages"][0]["content"], json!([{"type": "text", "text": "look"}]));
-    assert_eq!(text_only["messages"][2]["content"], "(see attached image)");
+    // pi 0.73 replays images to a text-only model as a note, not silently dropped.
+    let note = crate::ai::replay::USER_IMAGE_PLACEHOLDER;
+    assert_eq!(
+        text_only["messages"][0]["content"],
+        json!([{"type": "text", "text": "look"}, {"type": "text", "text": note}])
+    );
+    assert_eq!(text_only["messages"][2]["content"], crate::ai::replay::TOOL_IMAGE_PLACEHOLDER);
     assert_eq!(text_only["messages"][3], json!({"role": "user", "content": "plain"}));
 
     let mut vision = model();

@@ -3,12 +3,11 @@
 
 use serde_json::Value;
 
-use super::partial_json::parse_streaming_json;
 use crate::ai::Model;
-use crate::protocol::{
-    AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, TextContent, ThinkingContent, ToolCall,
-    Usage,
-};
+use crate::ai::blocks::{block_end_event, block_is_thinking, push_block_start};
+use crate::ai::openai_sdk_errors::{is_truthy, stream_error_message};
+use crate::ai::partial_json::parse_streaming_json;
+use crate::protocol::{AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, ToolCall, Usage};
 
 /// Delta fields that carry reasoning, in the order pi looks at them; the one found names the signature.
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
@@ -43,8 +42,9 @@ impl StreamState {
         &self.output
     }
 
-    pub fn into_message(self) -> AssistantMessage {
-        self.output
+    /// The message, leaving an empty one behind.
+    pub fn take_message(&mut self) -> AssistantMessage {
+        std::mem::take(&mut self.output)
     }
 
     /// Applies one parsed `data:` chunk, returning the events it produced. An `error` object in the
@@ -119,46 +119,21 @@ impl StreamState {
     /// Returns the open text (or thinking) block, closing the other kind and opening one when needed.
     fn open_kind(&mut self, events: &mut Vec<AssistantMessageEvent>, thinking: bool, signature: &str) -> usize {
         if let Some(index) = self.open_block {
-            let same_kind = match self.output.content.get(index) {
-                Some(AssistantContent::Thinking(_)) => thinking,
-                Some(AssistantContent::Text(_)) => !thinking,
-                _ => false,
-            };
             // Only the last block can grow: text after tool calls starts a new block.
-            if same_kind && index + 1 == self.output.content.len() {
+            if block_is_thinking(&self.output, index) == Some(thinking) && index + 1 == self.output.content.len() {
                 return index;
             }
             self.close_block(events);
         }
-        let index = self.output.content.len();
+        let (index, start) = push_block_start(&mut self.output, thinking, Some(signature.to_owned()));
         self.open_block = Some(index);
-        if thinking {
-            self.output.content.push(AssistantContent::Thinking(ThinkingContent {
-                thinking: String::new(),
-                thinking_signature: Some(signature.to_owned()),
-                redacted: None,
-            }));
-            events.push(AssistantMessageEvent::ThinkingStart { content_index: index, partial: self.output.clone() });
-        } else {
-            self.output.content.push(AssistantContent::Text(TextContent::new("")));
-            events.push(AssistantMessageEvent::TextStart { content_index: index, partial: self.output.clone() });
-        }
+        events.push(start);
         index
     }
 
     fn close_block(&mut self, events: &mut Vec<AssistantMessageEvent>) {
         let Some(index) = self.open_block.take() else { return };
-        let partial = self.output.clone();
-        match self.output.content.get(index) {
-            Some(AssistantContent::Text(t)) => {
-                events.push(AssistantMessageEvent::TextEnd { content_index: index, content: t.text.clone(), partial });
-            }
-            Some(AssistantContent::Thinking(t)) => {
-                let content = t.thinking.clone();
-                events.push(AssistantMessageEvent::ThinkingEnd { content_index: index, content, partial });
-            }
-            _ => {}
-        }
+        events.extend(block_end_event(&self.output, index));
     }
 
     fn apply_tool_delta(&mut self, call: &Value, events: &mut Vec<AssistantMessageEvent>) {
@@ -241,48 +216,6 @@ impl StreamState {
             partial: self.output.clone(),
         });
     }
-}
-
-/// JavaScript truthiness of a JSON value (how pi tests `chunk.error`).
-fn is_truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
-}
-
-/// The message of a status-less API error built from an error object: its `message` (stringified
-/// when not a string), else the whole object as compact JSON (the OpenAI SDK's wording).
-pub(crate) fn stream_error_message(error: &Value) -> String {
-    match error.get("message").filter(|m| is_truthy(m)) {
-        Some(Value::String(message)) => message.clone(),
-        Some(message) => message.to_string(),
-        None => error.to_string(),
-    }
-}
-
-/// `{status} {message}` as the OpenAI SDK words an HTTP error (`{status} status code (no body)`
-/// without one), plus OpenRouter's `error.metadata.raw` on its own line, as pi adds it.
-pub(crate) fn http_error_message(status: u16, body: &str) -> String {
-    let parsed = serde_json::from_str::<Value>(body).ok().filter(is_truthy);
-    let (message, raw) = match &parsed {
-        Some(json) => {
-            let error = json.get("error").filter(|e| is_truthy(e)).unwrap_or(json);
-            let raw = error.pointer("/metadata/raw").and_then(Value::as_str).filter(|r| !r.is_empty());
-            (stream_error_message(error), raw)
-        }
-        None => (body.to_owned(), None),
-    };
-    let mut text =
-        if message.is_empty() { format!("{status} status code (no body)") } else { format!("{status} {message}") };
-    if let Some(raw) = raw {
-        text.push('\n');
-        text.push_str(raw);
-    }
-    text
 }
 
 /// pi's stop reason for a finish reason; unknown values are an error, as in pi.

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::ai::openai_sdk_errors::http_error_message;
 use crate::ai::{ModelCost, empty_assistant_message};
 
 fn model() -> Model {

@@ -1,34 +1,52 @@
-//! The replay transform pi applies before serializing history: drop failed assistant turns, turn another
-//! model's thinking into text, normalise foreign tool-call ids, and answer orphaned tool calls.
+//! The replay transform every provider applies before serializing history (pi 0.73's
+//! `transformMessages`): images become a note for models that cannot see them, another model's
+//! thinking becomes text and its signatures go, foreign tool-call ids are normalised (with their
+//! results), failed assistant turns are dropped, and tool calls left without a result get one.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::ai::Model;
 use crate::protocol::{
-    AssistantContent, AssistantMessage, Message, StopReason, TextContent, ToolCall, ToolResultMessage, UserContent,
-    now_ms,
+    AssistantContent, AssistantMessage, Message, MessageContent, StopReason, TextContent, ToolCall, ToolResultMessage,
+    UserContent, UserMessage, now_ms,
 };
 
 /// The text of the synthetic result given to a tool call that never got one.
 pub const NO_RESULT_TEXT: &str = "No result provided";
+/// Stands in for the images of a user message when the model takes text only.
+pub const USER_IMAGE_PLACEHOLDER: &str = "(image not sent: this model accepts text only)";
+/// Stands in for the images of a tool result when the model takes text only.
+pub const TOOL_IMAGE_PLACEHOLDER: &str = "(tool result image not sent: this model accepts text only)";
 
 /// Prepares `messages` for `model`. `normalize_id` rewrites tool-call ids coming from other models
 /// (and the matching tool results) into a form the target API accepts.
 pub fn transform_messages(messages: &[Message], model: &Model, normalize_id: impl Fn(&str) -> String) -> Vec<Message> {
+    let text_only = !model.supports_images();
     let mut renamed: HashMap<String, String> = HashMap::new();
     let converted: Vec<Message> = messages
         .iter()
         .map(|message| match message {
-            Message::Assistant(assistant) if !is_same_model(assistant, model) => {
-                Message::Assistant(foreign_assistant(assistant, &normalize_id, &mut renamed))
+            Message::User(UserMessage { content: MessageContent::Blocks(blocks), timestamp }) if text_only => {
+                let content = MessageContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
+                Message::User(UserMessage { content, timestamp: *timestamp })
             }
-            Message::ToolResult(result) => match renamed.get(&result.tool_call_id) {
-                Some(new_id) => {
-                    Message::ToolResult(ToolResultMessage { tool_call_id: new_id.clone(), ..result.clone() })
+            Message::User(_) => message.clone(),
+            Message::Assistant(assistant) => Message::Assistant(replay_assistant(
+                assistant,
+                is_same_model(assistant, model),
+                &normalize_id,
+                &mut renamed,
+            )),
+            Message::ToolResult(result) => {
+                let mut result = result.clone();
+                if let Some(new_id) = renamed.get(&result.tool_call_id) {
+                    result.tool_call_id = new_id.clone();
                 }
-                None => message.clone(),
-            },
-            other => other.clone(),
+                if text_only {
+                    result.content = replace_images(&result.content, TOOL_IMAGE_PLACEHOLDER);
+                }
+                Message::ToolResult(result)
+            }
         })
         .collect();
 
@@ -42,8 +60,11 @@ pub fn transform_messages(messages: &[Message], model: &Model, normalize_id: imp
                 if matches!(assistant.stop_reason, StopReason::Error | StopReason::Aborted) {
                     continue;
                 }
-                pending = assistant.tool_calls().cloned().collect();
-                answered.clear();
+                let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+                if !calls.is_empty() {
+                    pending = calls;
+                    answered.clear();
+                }
             }
             Message::ToolResult(result) => {
                 answered.insert(result.tool_call_id.clone());
@@ -52,6 +73,8 @@ pub fn transform_messages(messages: &[Message], model: &Model, normalize_id: imp
         }
         out.push(message);
     }
+    // A conversation that ends on unanswered calls gets their results too.
+    answer_orphans(&mut out, &mut pending, &answered);
     out
 }
 
@@ -59,9 +82,11 @@ fn is_same_model(message: &AssistantMessage, model: &Model) -> bool {
     message.provider == model.provider && message.api == model.api && message.model == model.id
 }
 
-/// Another model's turn: thinking becomes text (empty and redacted thinking are dropped), signatures go.
-fn foreign_assistant(
+/// One assistant turn as `model` should see it. The same model keeps its blocks and signatures
+/// (empty unsigned thinking aside); another model gets thinking as text, no signatures, and ids it accepts.
+fn replay_assistant(
     message: &AssistantMessage,
+    same_model: bool,
     normalize_id: &impl Fn(&str) -> String,
     renamed: &mut HashMap<String, String>,
 ) -> AssistantMessage {
@@ -69,11 +94,20 @@ fn foreign_assistant(
         .content
         .iter()
         .filter_map(|block| match block {
-            AssistantContent::Thinking(thinking) => {
-                let keep = thinking.redacted != Some(true) && !thinking.thinking.trim().is_empty();
-                keep.then(|| AssistantContent::Text(TextContent::new(thinking.thinking.clone())))
+            AssistantContent::Thinking(thinking) if thinking.redacted == Some(true) => {
+                same_model.then(|| block.clone())
             }
+            AssistantContent::Thinking(thinking) if same_model && thinking.thinking_signature.is_some() => {
+                Some(block.clone())
+            }
+            AssistantContent::Thinking(thinking) if thinking.thinking.trim().is_empty() => None,
+            AssistantContent::Thinking(_) if same_model => Some(block.clone()),
+            AssistantContent::Thinking(thinking) => {
+                Some(AssistantContent::Text(TextContent::new(thinking.thinking.clone())))
+            }
+            AssistantContent::Text(_) if same_model => Some(block.clone()),
             AssistantContent::Text(text) => Some(AssistantContent::Text(TextContent::new(text.text.clone()))),
+            AssistantContent::ToolCall(_) if same_model => Some(block.clone()),
             AssistantContent::ToolCall(call) => {
                 let id = normalize_id(&call.id);
                 if id != call.id {
@@ -84,6 +118,27 @@ fn foreign_assistant(
         })
         .collect();
     AssistantMessage { content, ..message.clone() }
+}
+
+/// Each run of images becomes one `placeholder` text.
+fn replace_images(blocks: &[UserContent], placeholder: &str) -> Vec<UserContent> {
+    let mut out = Vec::with_capacity(blocks.len());
+    let mut after_placeholder = false;
+    for block in blocks {
+        match block {
+            UserContent::Image(_) => {
+                if !after_placeholder {
+                    out.push(UserContent::text(placeholder));
+                }
+                after_placeholder = true;
+            }
+            other => {
+                after_placeholder = other.as_text() == Some(placeholder);
+                out.push(other.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Appends a synthetic error result for every pending call that has no result yet.
@@ -197,5 +252,53 @@ mod tests {
         let out = transform_messages(&messages, &model(), str::to_owned);
         let Message::Assistant(a) = &out[0] else { panic!("expected assistant") };
         assert_eq!(a.content, vec![block]);
+    }
+
+    #[test]
+    fn text_only_models_get_a_note_for_each_run_of_images() {
+        let image =
+            || UserContent::Image(crate::protocol::ImageContent { data: "AA==".into(), mime_type: "image/png".into() });
+        let user = Message::User(UserMessage {
+            content: MessageContent::Blocks(vec![
+                UserContent::text("look"),
+                image(),
+                image(),
+                UserContent::text("and"),
+                image(),
+            ]),
+            timestamp: 1,
+        });
+        let mut text_only = model();
+        text_only.input = vec!["text".into()];
+        let out = transform_messages(std::slice::from_ref(&user), &text_only, str::to_owned);
+        let Message::User(UserMessage { content: MessageContent::Blocks(blocks), .. }) = &out[0] else { panic!() };
+        let texts: Vec<&str> = blocks.iter().filter_map(UserContent::as_text).collect();
+        assert_eq!(texts, ["look", USER_IMAGE_PLACEHOLDER, "and", USER_IMAGE_PLACEHOLDER]);
+        assert_eq!(blocks.len(), 4);
+        let mut seeing = model();
+        seeing.input = vec!["text".into(), "image".into()];
+        assert_eq!(transform_messages(std::slice::from_ref(&user), &seeing, str::to_owned), vec![user]);
+    }
+
+    #[test]
+    fn calls_left_open_at_the_end_are_answered_and_same_model_blocks_keep_signatures() {
+        let signed_empty = AssistantContent::Thinking(ThinkingContent {
+            thinking: String::new(),
+            thinking_signature: Some("{\"id\":\"rs_1\"}".into()),
+            redacted: None,
+        });
+        let unsigned_empty = AssistantContent::Thinking(ThinkingContent {
+            thinking: " ".into(),
+            thinking_signature: None,
+            redacted: None,
+        });
+        let messages =
+            vec![assistant("mock-model", vec![signed_empty.clone(), unsigned_empty, call("z")], StopReason::ToolUse)];
+        let out = transform_messages(&messages, &model(), str::to_owned);
+        assert_eq!(out.len(), 2, "{out:?}");
+        let Message::Assistant(a) = &out[0] else { panic!("expected assistant") };
+        assert_eq!(a.content, vec![signed_empty, call("z")]);
+        let Message::ToolResult(r) = &out[1] else { panic!("expected the synthetic result") };
+        assert_eq!((r.tool_call_id.as_str(), r.is_error), ("z", true));
     }
 }
