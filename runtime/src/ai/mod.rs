@@ -1,18 +1,34 @@
 //! The unified LLM layer (pi-ai): models, the provider contract and registry, and the providers.
 
+pub mod anthropic_messages;
+mod blocks;
+pub mod catalog;
+pub mod error_kind;
+pub mod google_generative_ai;
 pub mod model;
 pub mod openai_completions;
+pub mod openai_responses;
+mod openai_sdk_errors;
+pub mod partial_json;
 pub mod provider;
+pub mod replay;
 pub mod scripted;
 pub mod stream;
+pub mod transport;
 
 use std::sync::Arc;
 
+pub use anthropic_messages::AnthropicMessagesProvider;
+pub use error_kind::{ProviderErrorKind, classify, is_context_overflow, is_retryable_error};
+pub use google_generative_ai::GoogleGenerativeAiProvider;
 pub use model::{InvalidThinkingLevel, Model, ModelCost, ThinkingLevel};
 pub use openai_completions::OpenAiCompletionsProvider;
+pub use openai_responses::OpenAiResponsesProvider;
+pub use partial_json::parse_streaming_json;
 pub use provider::{
     ApiProvider, LlmContext, ProviderRegistry, StreamOptions, ToolSpec, empty_assistant_message, error_stream,
 };
+pub use replay::{NO_RESULT_TEXT, transform_messages};
 pub use scripted::{ScriptedBlock, ScriptedProvider, ScriptedRequest, ScriptedResponse};
 pub use stream::{AssistantMessageSender, AssistantMessageStream};
 
@@ -20,5 +36,8 @@ pub use stream::{AssistantMessageSender, AssistantMessageStream};
 pub fn default_registry() -> ProviderRegistry {
     let mut registry = ProviderRegistry::new();
     registry.register(Arc::new(OpenAiCompletionsProvider::new()));
+    registry.register(Arc::new(AnthropicMessagesProvider::new()));
+    registry.register(Arc::new(OpenAiResponsesProvider::new()));
+    registry.register(Arc::new(GoogleGenerativeAiProvider::new()));
     registry
 }

@@ -1,0 +1,198 @@
+//! The `openai-responses` provider: POST `{baseUrl}/responses` with `stream: true`, parse the
+//! `response.*` events into assistant-message events. Retries, error texts and abort handling follow
+//! the OpenAI JS SDK that pi uses (2 retries on 408/409/429/5xx and connection failures).
+
+mod decode;
+mod errors;
+mod ids;
+mod request;
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
+use serde_json::Value;
+
+pub use request::build_body;
+
+use self::decode::ResponsesState;
+use self::errors::{http_error_message, is_truthy, sdk_error_message};
+use self::request::ResponsesCompat;
+use super::Model;
+use super::provider::{ApiProvider, LlmContext, StreamOptions, empty_assistant_message};
+use super::stream::AssistantMessageStream;
+use super::transport::{
+    DEFAULT_MAX_RETRIES, DecodeError, Flow, HttpRequest, StreamDecoder, apply_headers, secret_header, spawn_sse_call,
+};
+use crate::protocol::{AssistantMessage, AssistantMessageEvent, StopReason};
+
+/// The api name this provider serves.
+pub const API: &str = "openai-responses";
+
+/// The response ended with status `failed` or `cancelled` but no failure event.
+const UNKNOWN_ERROR: &str = "An unknown error occurred";
+
+/// Streams responses from the OpenAI Responses API or a compatible endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiResponsesProvider {
+    max_retries: u32,
+}
+
+impl Default for OpenAiResponsesProvider {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OpenAiResponsesProvider {
+    pub fn new() -> Self {
+        Self { max_retries: DEFAULT_MAX_RETRIES }
+    }
+
+    /// Sets how often a retryable failure (408, 409, 429, 5xx, no connection, timeout) is retried
+    /// before the stream fails. A response header `x-should-retry: true|false` overrides the status rule.
+    pub fn with_max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+}
+
+impl ApiProvider for OpenAiResponsesProvider {
+    fn api(&self) -> &str {
+        API
+    }
+
+    fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
+        let request = build_request(model, context, &options, self.max_retries);
+        spawn_sse_call(model, request, ResponsesDecoder::new(model), options.cancel)
+    }
+}
+
+/// This API's stream decoder, for decoding recorded responses (tests, benchmarks).
+pub fn decoder(model: &Model) -> impl StreamDecoder + use<> {
+    ResponsesDecoder::new(model)
+}
+
+fn build_request(
+    model: &Model,
+    context: &LlmContext,
+    options: &StreamOptions,
+    max_retries: u32,
+) -> Result<HttpRequest, String> {
+    let body = build_body(model, context, options);
+    HttpRequest::json(
+        format!("{}/responses", model.base_url.trim_end_matches('/')),
+        request_headers(model, options)?,
+        &body,
+        max_retries,
+        options.idle_timeout,
+    )
+}
+
+/// Responses stream events in, assistant-message events out.
+struct ResponsesDecoder {
+    state: ResponsesState,
+    model: Model,
+}
+
+impl ResponsesDecoder {
+    fn new(model: &Model) -> Self {
+        Self { state: ResponsesState::new(empty_assistant_message(model)), model: model.clone() }
+    }
+}
+
+impl StreamDecoder for ResponsesDecoder {
+    fn message(&self) -> &AssistantMessage {
+        self.state.message()
+    }
+
+    fn take_message(&mut self) -> AssistantMessage {
+        self.state.take_message()
+    }
+
+    fn on_event(
+        &mut self,
+        name: &str,
+        data: &str,
+        events: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<Flow, DecodeError> {
+        if data.starts_with("[DONE]") {
+            return Ok(Flow::Stop);
+        }
+        // The SDK hands Assistants events (`thread.*`) on unparsed; pi ignores them.
+        if name.starts_with("thread.") {
+            return Ok(Flow::Continue);
+        }
+        let event: Value =
+            serde_json::from_str(data).map_err(|e| format!("could not parse stream event as JSON: {e}: {data}"))?;
+        // The SDK fails any event that carries an `error` object.
+        if let Some(error) = event.get("error").filter(|e| is_truthy(e)) {
+            return Err(sdk_error_message(error).into());
+        }
+        events.extend(self.state.apply_event(&event, &self.model)?);
+        Ok(Flow::Continue)
+    }
+
+    fn finish(&mut self, _events: &mut Vec<AssistantMessageEvent>) -> Result<(), DecodeError> {
+        // As in pi, blocks left open by a cut-short stream are not closed.
+        match self.state.message().stop_reason {
+            StopReason::Error | StopReason::Aborted => Err(UNKNOWN_ERROR.into()),
+            _ => Ok(()),
+        }
+    }
+
+    fn http_error(&self, status: u16, body: &str) -> String {
+        http_error_message(status, body)
+    }
+}
+
+/// Content headers, `Authorization` (when a key is given), the model's headers, the session headers
+/// (`session_id` unless the model's compat turns it off, and `x-client-request-id`), then the call's.
+fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(USER_AGENT, HeaderValue::from_static(concat!("pi-runtime/", env!("CARGO_PKG_VERSION"))));
+    if let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) {
+        headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
+    }
+    apply_headers(&mut headers, &model.headers)?;
+    if let Some(session_id) = options.session_id.as_deref().filter(|id| !id.is_empty()) {
+        let mut session = Vec::new();
+        if ResponsesCompat::for_model(model).send_session_id_header {
+            session.push(("session_id".to_owned(), session_id.to_owned()));
+        }
+        session.push(("x-client-request-id".to_owned(), session_id.to_owned()));
+        apply_headers(&mut headers, &session)?;
+    }
+    apply_headers(&mut headers, &options.headers)?;
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_apply_in_pi_order() {
+        let mut model = Model::new("p", "m", API, "http://127.0.0.1:9/v1");
+        model.headers = vec![("X-Team".into(), "model".into()), ("session_id".into(), "model".into())];
+        let options = StreamOptions {
+            api_key: Some("k".into()),
+            session_id: Some("s-1".into()),
+            headers: vec![("x-team".into(), "call".into())],
+            ..StreamOptions::default()
+        };
+        let headers = request_headers(&model, &options).map_err(|e| e.to_string());
+        let headers = headers.as_ref().map_err(String::as_str);
+        let get = |name: &str| headers.ok().and_then(|h| h.get(name)).and_then(|v| v.to_str().ok());
+        assert_eq!(get("x-team"), Some("call"));
+        assert_eq!(get("authorization"), Some("Bearer k"));
+        assert!(headers.is_ok_and(|h| h.get("authorization").is_some_and(HeaderValue::is_sensitive)));
+        assert_eq!(get("session_id"), Some("s-1"), "the session header wins over the model's");
+        assert_eq!(get("x-client-request-id"), Some("s-1"));
+
+        model.compat = Some(serde_json::json!({"sendSessionIdHeader": false}));
+        let headers = request_headers(&model, &options).unwrap_or_default();
+        assert_eq!(headers.get("session_id").and_then(|v| v.to_str().ok()), Some("model"));
+        let keyless = request_headers(&Model::new("p", "m", API, "x"), &StreamOptions::default());
+        assert!(keyless.is_ok_and(|h| h.get("authorization").is_none() && h.get("x-client-request-id").is_none()));
+    }
+}
