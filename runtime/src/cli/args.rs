@@ -50,6 +50,9 @@ pub struct CliArgs {
     /// Thinking level: off, minimal, low, medium, high, xhigh
     #[arg(long, value_name = "level")]
     pub thinking: Option<String>,
+    /// List the models that have an API key (optionally fuzzy-filtered by a search)
+    #[arg(long = "list-models", value_name = "search", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
     /// Show this help
     #[arg(short = 'h', long = "help")]
     pub help: bool,
@@ -144,6 +147,16 @@ mod tests {
     }
 
     #[test]
+    fn list_models_takes_an_optional_search() {
+        assert_eq!(parse(&["--list-models"]).list_models.as_deref(), Some(""));
+        assert_eq!(parse(&["--list-models", "sonnet"]).list_models.as_deref(), Some("sonnet"));
+        let args = parse(&["--list-models", "-p"]);
+        assert_eq!(args.list_models.as_deref(), Some(""));
+        assert!(args.print);
+        assert_eq!(parse(&["-p"]).list_models, None);
+    }
+
+    #[test]
     fn unknown_flag_is_an_error() {
         let result = parse_args(&AgentDefinition::default(), ["--frobnicate".to_owned()]);
         let message = result.err().map(|e| e.to_string()).unwrap_or_default();
@@ -154,7 +167,17 @@ mod tests {
     fn help_names_the_agent_and_flags() {
         let help = help_text(&AgentDefinition { name: "coder".into(), ..AgentDefinition::default() });
         assert!(help.contains("coder [options]"), "{help}");
-        for flag in ["--print", "--mode", "--provider", "--model", "--api-key", "--tools", "--no-tools", "--version"] {
+        for flag in [
+            "--print",
+            "--mode",
+            "--provider",
+            "--model",
+            "--api-key",
+            "--tools",
+            "--no-tools",
+            "--version",
+            "--list-models",
+        ] {
             assert!(help.contains(flag), "missing {flag} in {help}");
         }
     }

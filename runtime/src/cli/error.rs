@@ -1,4 +1,4 @@
-//! Errors the CLI reports on stderr before exiting with code 1.
+//! Errors the CLI reports on stderr before exiting with code 1. None of them ever carries a key.
 
 use std::path::PathBuf;
 
@@ -10,14 +10,28 @@ pub enum CliError {
     Usage(String),
     #[error("{}: {message}", path.display())]
     ModelsJson { path: PathBuf, message: String },
-    #[error("no models are configured; add a provider with models to {}", path.display())]
-    NoModels { path: PathBuf },
-    #[error("model \"{pattern}\" not found{}; available: {available}", provider.as_deref().map(|p| format!(" for provider \"{p}\"")).unwrap_or_default())]
-    ModelNotFound { pattern: String, provider: Option<String>, available: String },
-    #[error("provider \"{0}\" has no models; check the provider name or {1}")]
-    ProviderNotFound(String, String),
-    #[error("no API key for provider \"{0}\"; pass --api-key or set \"apiKey\" in models.json")]
-    NoApiKey(String),
+    #[error("no models are known; define a provider with models in models.json")]
+    NoModels,
+    #[error("no model has an API key configured; set a provider's key variable (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), add a key to {}, pass --model with --api-key, or define a provider in {}", agent_dir.join("auth.json").display(), agent_dir.join("models.json").display())]
+    NoModelAvailable { agent_dir: PathBuf },
+    #[error("unknown provider \"{0}\"; run with --list-models to see the providers that have a key")]
+    UnknownProvider(String),
+    #[error("model \"{pattern}\" not found{}; run with --list-models to see the available models", close_matches_text(.close_matches))]
+    ModelNotFound { pattern: String, close_matches: Vec<String> },
+    #[error("no API key for provider \"{provider}\"; pass --api-key{}, add it to {}, or set \"apiKey\" for the provider in models.json", env_vars_text(.env_vars), auth_path.display())]
+    NoApiKey { provider: String, env_vars: Vec<String>, auth_path: PathBuf },
+    #[error("provider \"{0}\" sets \"authHeader\" in models.json but no API key is configured for it")]
+    AuthHeaderWithoutKey(String),
+    #[error("--api-key needs a model: name one with --model (optionally with --provider)")]
+    ApiKeyWithoutModel,
+    #[error(
+        "cannot get the API key for provider \"{provider}\": the command given in {source_name} failed or printed nothing"
+    )]
+    KeyCommandFailed { provider: String, source_name: String },
+    #[error(
+        "cannot resolve header \"{header}\" for provider \"{provider}\": its command in models.json failed or printed nothing"
+    )]
+    HeaderCommandFailed { provider: String, header: String },
     #[error("interactive mode is not available yet; pass -p (print) or --mode json")]
     InteractiveUnavailable,
     #[error("--mode rpc is not available yet; use -p or --mode json")]
@@ -28,4 +42,16 @@ pub enum CliError {
     Agent(String),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
+}
+
+fn close_matches_text(close_matches: &[String]) -> String {
+    if close_matches.is_empty() { String::new() } else { format!(" (close matches: {})", close_matches.join(", ")) }
+}
+
+fn env_vars_text(env_vars: &[String]) -> String {
+    match env_vars {
+        [] => String::new(),
+        [one] => format!(", set {one}"),
+        many => format!(", set one of {}", many.join(", ")),
+    }
 }

@@ -2,21 +2,34 @@
 //! Generated `main` functions call [`run`] with their [`AgentDefinition`].
 
 mod args;
+mod auth;
+mod config_value;
 mod error;
+mod list_models;
+mod model_match;
 mod model_select;
 mod models_json;
 mod modes;
 mod paths;
+mod registry;
 mod setup;
+mod text_match;
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 pub use args::{CliArgs, OutputMode, parse_args};
+pub use auth::{AuthFile, KeySources, StoredCredential};
+pub use config_value::{EnvLookup, process_env, resolve_config_value};
 pub use error::CliError;
-pub use model_select::{ModelChoice, select_model};
-pub use models_json::{CustomModels, load_models_json, parse_models_json, resolve_config_value};
+pub use list_models::{format_model_list, list_models_output};
+pub use model_select::{ModelChoice, ModelRequest, ModelSource, resolve_cli_model, select_model};
+pub use models_json::{
+    ModelDefinition, ModelOverride, ModelsConfig, ProviderConfig, load_models_json, parse_models_json,
+};
 pub use paths::{agent_dir, expand_home, project_dir};
+pub use registry::{ModelRegistry, RegisteredModel};
+pub use setup::{DEFAULT_THINKING_LEVEL, ResolvedModel, resolve_model};
 
 use crate::AgentDefinition;
 
@@ -34,6 +47,13 @@ pub fn run(definition: AgentDefinition) -> ExitCode {
     }
     if args.help {
         return print_stdout(&args::help_text(&definition));
+    }
+    if let Some(query) = &args.list_models {
+        let (text, warnings) = list_models_output(&agent_dir(&definition), Some(query), &process_env);
+        for warning in warnings {
+            eprintln!("Warning: {warning}");
+        }
+        return print_stdout(&text);
     }
     match run_agent(&definition, args) {
         Ok(code) => code,

@@ -1,140 +1,206 @@
-//! Choosing the model from `--provider`, `--model` (`provider/id`, `id:thinking`) and the agent's defaults.
+//! Choosing the model as pi does: `--model` (with `--provider`, `provider/id`, `:<thinking>`,
+//! fuzzy matching, custom ids for a known provider), else the agent's default, else the first
+//! model with a key from pi's default-per-provider list, else any model with a key.
 
-use crate::ai::{Model, ThinkingLevel};
+use std::path::Path;
 
 use super::error::CliError;
+use super::model_match::{close_matches, parse_model_pattern};
+use super::registry::{ModelRegistry, RegisteredModel};
+use crate::ai::catalog::{DEFAULT_MODEL_PER_PROVIDER, ThinkingLevelMap, default_model_id};
+use crate::ai::{Model, ThinkingLevel};
 
-/// The chosen model and a thinking level given as a `:suffix` of `--model`.
+/// What the command line and the agent definition ask for.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelRequest<'a> {
+    /// Where auth.json and models.json live (named in errors).
+    pub agent_dir: &'a Path,
+    /// `--provider`.
+    pub provider: Option<&'a str>,
+    /// `--model`.
+    pub model: Option<&'a str>,
+    /// The agent's default provider and model.
+    pub default_provider: Option<&'a str>,
+    pub default_model: Option<&'a str>,
+}
+
+/// How the model was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModelSource {
+    /// Named by `--model` or `--provider`.
+    Flags,
+    /// The agent's default.
+    AgentDefault,
+    /// Picked among the models that have a key.
+    FirstAvailable,
+}
+
+/// The chosen model.
 #[derive(Debug, Clone)]
 pub struct ModelChoice {
     pub model: Model,
+    pub thinking_level_map: Option<ThinkingLevelMap>,
+    /// A thinking level given as a `:<level>` suffix of the pattern.
     pub thinking: Option<ThinkingLevel>,
-    /// The id matched no configured model and is used as given with the provider's settings.
-    pub custom_id: bool,
+    /// Notices for stderr (e.g. an unknown id used as a custom model id).
+    pub warnings: Vec<String>,
+    pub source: ModelSource,
 }
 
-/// Picks a model among `models`. `provider`/`pattern` come from the flags, else the defaults.
+impl ModelChoice {
+    fn new(registered: &RegisteredModel, source: ModelSource) -> Self {
+        Self {
+            model: registered.model.clone(),
+            thinking_level_map: registered.thinking_level_map.clone(),
+            thinking: None,
+            warnings: Vec::new(),
+            source,
+        }
+    }
+}
+
+/// Chooses the model. `has_auth` tells whether a provider has a key configured (it decides which
+/// models are available when nothing names one).
 pub fn select_model(
-    models: &[Model],
-    provider: Option<&str>,
-    pattern: Option<&str>,
-    models_path: &str,
+    registry: &ModelRegistry,
+    has_auth: &dyn Fn(&str) -> bool,
+    request: &ModelRequest<'_>,
 ) -> Result<ModelChoice, CliError> {
-    let mut thinking = None;
-    let mut provider = provider.map(str::to_owned);
-    let mut pattern = pattern.map(str::to_owned);
-    if let Some(text) = pattern.clone() {
-        let (base, suffix) = split_thinking(&text);
-        thinking = suffix;
-        pattern = Some(base.to_owned());
-        if provider.is_none()
-            && let Some((prefix, rest)) = base.split_once('/')
-            && models.iter().any(|model| model.provider == prefix)
-        {
-            provider = Some(prefix.to_owned());
-            pattern = Some(rest.to_owned());
-        }
+    let models = registry.all();
+    if let Some(pattern) = request.model {
+        return resolve_cli_model(models, request.provider, pattern, ModelSource::Flags);
     }
-    let candidates: Vec<&Model> = match &provider {
-        Some(name) => models.iter().filter(|model| &model.provider == name).collect(),
-        None => models.iter().collect(),
-    };
-    if candidates.is_empty() {
-        return Err(match provider {
-            Some(name) if !models.is_empty() => CliError::ProviderNotFound(name, models_path.to_owned()),
-            _ => CliError::NoModels { path: models_path.into() },
-        });
+    if let Some(provider) = request.provider {
+        // pi ignores --provider without --model; here it selects that provider's default model.
+        return provider_default(models, provider, ModelSource::Flags);
     }
-    let Some(pattern) = pattern else {
-        return Ok(ModelChoice { model: candidates[0].clone(), thinking, custom_id: false });
+    let mut warnings = Vec::new();
+    let default = match (request.default_provider, request.default_model) {
+        (Some(provider), Some(id)) => match registry.find(provider, id) {
+            Some(found) => Some(Ok(ModelChoice::new(found, ModelSource::AgentDefault))),
+            None => Some(resolve_cli_model(models, Some(provider), id, ModelSource::AgentDefault)),
+        },
+        (None, Some(pattern)) => Some(resolve_cli_model(models, None, pattern, ModelSource::AgentDefault)),
+        (Some(provider), None) => Some(provider_default(models, provider, ModelSource::AgentDefault)),
+        (None, None) => None,
     };
-    let found = candidates
-        .iter()
-        .find(|model| model.id == pattern)
-        .or_else(|| candidates.iter().find(|model| model.id.eq_ignore_ascii_case(&pattern)))
-        .or_else(|| {
-            let needle = pattern.to_lowercase();
-            candidates
-                .iter()
-                .find(|model| model.id.to_lowercase().contains(&needle) || model.name.to_lowercase().contains(&needle))
-        });
-    match (found, &provider) {
-        (Some(model), _) => Ok(ModelChoice { model: (*model).clone(), thinking, custom_id: false }),
-        // As pi does, an unknown id for a known provider is tried as a custom model of that provider.
-        (None, Some(_)) => {
-            let mut model = candidates[0].clone();
-            model.id = pattern.clone();
-            model.name = pattern;
-            Ok(ModelChoice { model, thinking, custom_id: true })
+    match default {
+        Some(Ok(choice)) => return Ok(choice),
+        Some(Err(error)) => warnings.push(format!("the agent's default model is not usable ({error})")),
+        None => {}
+    }
+    let available: Vec<&RegisteredModel> = models.iter().filter(|m| has_auth(&m.model.provider)).collect();
+    let preferred = DEFAULT_MODEL_PER_PROVIDER.iter().find_map(|(provider, id)| {
+        available.iter().find(|m| m.model.provider == *provider && m.model.id == *id).copied()
+    });
+    match preferred.or_else(|| available.first().copied()) {
+        Some(found) => Ok(ModelChoice { warnings, ..ModelChoice::new(found, ModelSource::FirstAvailable) }),
+        None => {
+            for warning in warnings {
+                eprintln!("Warning: {warning}");
+            }
+            Err(CliError::NoModelAvailable { agent_dir: request.agent_dir.to_path_buf() })
         }
-        (None, None) => Err(CliError::ModelNotFound {
-            pattern,
-            provider,
-            available: candidates.iter().map(|m| format!("{}/{}", m.provider, m.id)).collect::<Vec<_>>().join(", "),
-        }),
     }
 }
 
-/// Splits `id:level` when the suffix is a thinking level.
-fn split_thinking(text: &str) -> (&str, Option<ThinkingLevel>) {
-    if let Some((base, suffix)) = text.rsplit_once(':')
-        && let Ok(level) = suffix.parse::<ThinkingLevel>()
-    {
-        return (base, Some(level));
+/// The canonical spelling of `name` among the providers (case-insensitive).
+fn canonical_provider<'a>(models: &'a [RegisteredModel], name: &str) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    models.iter().map(|m| m.model.provider.as_str()).find(|provider| provider.to_lowercase() == lower)
+}
+
+/// `provider`'s default model (pi's default-per-provider id), else its first model.
+fn provider_default(models: &[RegisteredModel], provider: &str, source: ModelSource) -> Result<ModelChoice, CliError> {
+    let provider =
+        canonical_provider(models, provider).ok_or_else(|| CliError::UnknownProvider(provider.to_owned()))?;
+    let of_provider = || models.iter().filter(|m| m.model.provider == provider);
+    let default = default_model_id(provider).and_then(|id| of_provider().find(|m| m.model.id == id));
+    default
+        .or_else(|| of_provider().next())
+        .map(|found| ModelChoice::new(found, source))
+        .ok_or_else(|| CliError::UnknownProvider(provider.to_owned()))
+}
+
+/// pi's `resolveCliModel`: resolves `--model` (and `--provider`) against every model, keyed or not.
+pub fn resolve_cli_model(
+    models: &[RegisteredModel],
+    cli_provider: Option<&str>,
+    cli_model: &str,
+    source: ModelSource,
+) -> Result<ModelChoice, CliError> {
+    if models.is_empty() {
+        return Err(CliError::NoModels);
     }
-    (text, None)
+    let all: Vec<&RegisteredModel> = models.iter().collect();
+    let mut provider = match cli_provider {
+        Some(name) => Some(canonical_provider(models, name).ok_or_else(|| CliError::UnknownProvider(name.to_owned()))?),
+        None => None,
+    };
+    let mut pattern = cli_model;
+    let mut inferred = false;
+    if provider.is_none()
+        && let Some((prefix, rest)) = cli_model.split_once('/')
+        && let Some(canonical) = canonical_provider(models, prefix)
+    {
+        provider = Some(canonical);
+        pattern = rest;
+        inferred = true;
+    }
+    let lower = cli_model.to_lowercase();
+    let exact_anywhere = || {
+        all.iter().copied().find(|m| {
+            m.model.id.to_lowercase() == lower || format!("{}/{}", m.model.provider, m.model.id).to_lowercase() == lower
+        })
+    };
+    if provider.is_none()
+        && let Some(exact) = exact_anywhere()
+    {
+        return Ok(ModelChoice::new(exact, source));
+    }
+    if cli_provider.is_some()
+        && let Some(name) = provider
+        && lower.starts_with(&format!("{}/", name.to_lowercase()))
+    {
+        pattern = cli_model.get(name.len() + 1..).unwrap_or(pattern);
+    }
+    let candidates: Vec<&RegisteredModel> = match provider {
+        Some(name) => all.iter().copied().filter(|m| m.model.provider == name).collect(),
+        None => all.clone(),
+    };
+    let found = parse_model_pattern(pattern, &candidates);
+    if let Some(model) = found.model {
+        return Ok(ModelChoice { thinking: found.thinking, ..ModelChoice::new(model, source) });
+    }
+    if inferred {
+        if let Some(exact) = exact_anywhere() {
+            return Ok(ModelChoice::new(exact, source));
+        }
+        let fallback = parse_model_pattern(cli_model, &all);
+        if let Some(model) = fallback.model {
+            return Ok(ModelChoice { thinking: fallback.thinking, ..ModelChoice::new(model, source) });
+        }
+    }
+    if let Some(name) = provider {
+        // As pi does, an unknown id for a known provider is sent as is, with the settings of the
+        // provider's default (or first) model.
+        let base = provider_default(models, name, source)?;
+        let mut choice = ModelChoice { warnings: Vec::new(), ..base };
+        choice.model.id = pattern.to_owned();
+        choice.model.name = pattern.to_owned();
+        choice.warnings.push(format!(
+            "model \"{pattern}\" is not in the model list of provider \"{name}\"; sending that id with the provider's settings"
+        ));
+        return Ok(choice);
+    }
+    let display = match provider {
+        Some(name) => format!("{name}/{pattern}"),
+        None => cli_model.to_owned(),
+    };
+    Err(CliError::ModelNotFound { close_matches: close_matches(cli_model, &all, 5), pattern: display })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn models() -> Vec<Model> {
-        vec![
-            Model::new("mock", "m", "openai-completions", "http://x"),
-            Model::new("mock", "mock-large", "openai-completions", "http://x"),
-            Model::new("other", "m", "openai-completions", "http://y"),
-        ]
-    }
-
-    fn pick(provider: Option<&str>, pattern: Option<&str>) -> Result<ModelChoice, CliError> {
-        select_model(&models(), provider, pattern, "models.json")
-    }
-
-    #[test]
-    fn exact_id_within_provider() {
-        let choice = pick(Some("other"), Some("m")).expect("found");
-        assert_eq!((choice.model.provider.as_str(), choice.model.id.as_str()), ("other", "m"));
-    }
-
-    #[test]
-    fn provider_prefix_and_thinking_suffix() {
-        let choice = pick(None, Some("other/m:high")).expect("found");
-        assert_eq!(choice.model.provider, "other");
-        assert_eq!(choice.thinking, Some(ThinkingLevel::High));
-    }
-
-    #[test]
-    fn partial_match_and_defaults() {
-        assert_eq!(pick(None, Some("LARGE")).expect("found").model.id, "mock-large");
-        assert_eq!(pick(Some("mock"), None).expect("found").model.id, "m");
-    }
-
-    #[test]
-    fn unknown_id_of_a_known_provider_is_a_custom_id() {
-        let choice = pick(Some("other"), Some("brand-new")).expect("custom");
-        assert!(choice.custom_id);
-        assert_eq!((choice.model.provider.as_str(), choice.model.id.as_str()), ("other", "brand-new"));
-        assert_eq!(choice.model.base_url, "http://y");
-    }
-
-    #[test]
-    fn errors_name_what_is_missing() {
-        let error = pick(None, Some("zzz")).expect_err("missing").to_string();
-        assert!(error.contains("\"zzz\"") && error.contains("mock/m"), "{error}");
-        let error = pick(Some("nope"), None).expect_err("missing").to_string();
-        assert!(error.contains("\"nope\""), "{error}");
-        let error = select_model(&[], None, None, "models.json").expect_err("none").to_string();
-        assert!(error.contains("no models"), "{error}");
-    }
-}
+#[path = "model_select_tests.rs"]
+mod tests;

@@ -1,218 +1,404 @@
-//! `<agent dir>/models.json`: custom providers and models in pi's format, and their API keys.
+//! models.json as pi reads it: `{"providers": {name: {baseUrl, api, apiKey, headers, authHeader,
+//! compat, models: [...], modelOverrides: {id: {...}}}}}`, with `//` comments and trailing commas
+//! allowed. Every problem is reported with the provider and field it concerns.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
 
-use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::error::CliError;
-use crate::ai::{Model, ModelCost};
+use crate::ai::ModelCost;
+use crate::ai::catalog::{ThinkingLevelMap, is_builtin_provider};
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ModelsFile {
-    #[serde(default)]
-    providers: BTreeMap<String, ProviderEntry>,
+/// A parsed, validated models.json.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelsConfig {
+    /// In file order.
+    pub providers: Vec<ProviderConfig>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ProviderEntry {
-    base_url: Option<String>,
-    api: Option<String>,
-    api_key: Option<String>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    #[serde(default)]
-    auth_header: bool,
-    compat: Option<Value>,
-    models: Option<Vec<ModelEntry>>,
-    model_overrides: Option<Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ModelEntry {
-    id: String,
-    name: Option<String>,
-    api: Option<String>,
-    base_url: Option<String>,
-    reasoning: Option<bool>,
-    input: Option<Vec<String>>,
-    context_window: Option<i64>,
-    max_tokens: Option<i64>,
-    cost: Option<ModelCost>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    compat: Option<Value>,
-}
-
-/// A provider's credentials as configured: the raw `apiKey` value (literal, env var name or `!command`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProviderKey {
-    pub provider: String,
+/// One entry of `providers`. Values of `api_key` and `headers` are raw: a literal, an environment
+/// variable name or `!command`, resolved only when a request needs them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProviderConfig {
+    pub name: String,
+    pub base_url: Option<String>,
+    pub api: Option<String>,
     pub api_key: Option<String>,
+    pub headers: Option<Vec<(String, String)>>,
+    /// Send `Authorization: Bearer <key>` as well.
+    pub auth_header: bool,
+    pub compat: Option<Value>,
+    pub models: Vec<ModelDefinition>,
+    pub model_overrides: Vec<(String, ModelOverride)>,
 }
 
-/// The models and keys models.json defines.
-#[derive(Debug, Clone, Default)]
-pub struct CustomModels {
-    pub models: Vec<Model>,
-    pub keys: Vec<ProviderKey>,
+/// A custom model (`models[i]`); absent fields take pi's defaults when the model is built.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelDefinition {
+    pub id: String,
+    pub name: Option<String>,
+    pub api: Option<String>,
+    pub base_url: Option<String>,
+    pub reasoning: Option<bool>,
+    pub thinking_level_map: Option<ThinkingLevelMap>,
+    pub input: Option<Vec<String>>,
+    pub cost: Option<ModelCost>,
+    pub context_window: Option<u64>,
+    pub max_tokens: Option<u64>,
+    pub headers: Option<Vec<(String, String)>>,
+    pub compat: Option<Value>,
 }
 
-impl CustomModels {
-    /// The configured `apiKey` of `provider`, resolved (env var name, `!command` or literal).
-    pub fn resolve_key(&self, provider: &str) -> Option<String> {
-        let raw = self.keys.iter().find(|key| key.provider == provider)?.api_key.as_deref()?;
-        resolve_config_value(raw)
+/// Fields laid over one built-in model (`modelOverrides[id]`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelOverride {
+    pub name: Option<String>,
+    pub reasoning: Option<bool>,
+    pub thinking_level_map: Option<ThinkingLevelMap>,
+    pub input: Option<Vec<String>>,
+    pub cost: PartialCost,
+    pub context_window: Option<u64>,
+    pub max_tokens: Option<u64>,
+    pub headers: Option<Vec<(String, String)>>,
+    pub compat: Option<Value>,
+}
+
+/// Prices an override may set one by one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PartialCost {
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
+}
+
+impl PartialCost {
+    pub fn apply(&self, cost: &mut ModelCost) {
+        let set = |target: &mut f64, value: Option<f64>| {
+            if let Some(value) = value {
+                *target = value;
+            }
+        };
+        set(&mut cost.input, self.input);
+        set(&mut cost.output, self.output);
+        set(&mut cost.cache_read, self.cache_read);
+        set(&mut cost.cache_write, self.cache_write);
     }
 }
 
-/// Reads `path`; a missing file means no custom models.
-pub fn load_models_json(path: &Path) -> Result<CustomModels, CliError> {
+/// Reads `path`; a missing file is an empty configuration.
+pub fn load_models_json(path: &Path) -> Result<ModelsConfig, CliError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(CustomModels::default()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(ModelsConfig::default()),
         Err(error) => return Err(CliError::ModelsJson { path: path.to_path_buf(), message: error.to_string() }),
     };
     parse_models_json(&text).map_err(|message| CliError::ModelsJson { path: path.to_path_buf(), message })
 }
 
-/// Parses models.json text; errors name the line and column, or the provider and field.
-pub fn parse_models_json(text: &str) -> Result<CustomModels, String> {
-    let file: ModelsFile = serde_json::from_str(text).map_err(|error| error.to_string())?;
-    let mut custom = CustomModels::default();
-    for (name, provider) in file.providers {
-        add_provider(&mut custom, &name, provider)?;
+/// Parses and validates models.json text. Syntax errors give `line:column` in the original text.
+pub fn parse_models_json(text: &str) -> Result<ModelsConfig, String> {
+    let root: Value = serde_json::from_str(&strip_comments_and_trailing_commas(text)).map_err(|error| {
+        let full = error.to_string();
+        let reason = full.split(" at line ").next().unwrap_or(&full).to_owned();
+        format!("invalid JSON at {}:{}: {reason}", error.line(), error.column())
+    })?;
+    let Value::Object(root) = root else {
+        return Err("the file must hold a JSON object with \"providers\"".to_owned());
+    };
+    let providers = match root.get("providers") {
+        Some(Value::Object(providers)) => providers,
+        Some(_) => return Err("\"providers\" must be an object keyed by provider name".to_owned()),
+        None => return Err("\"providers\" is missing".to_owned()),
+    };
+    let mut config = ModelsConfig::default();
+    for (name, entry) in providers {
+        config.providers.push(parse_provider(name, entry)?);
     }
-    Ok(custom)
+    Ok(config)
 }
 
-fn add_provider(custom: &mut CustomModels, name: &str, provider: ProviderEntry) -> Result<(), String> {
-    let models = provider.models.unwrap_or_default();
-    if models.is_empty()
-        && provider.base_url.is_none()
-        && provider.compat.is_none()
-        && provider.model_overrides.is_none()
-    {
-        return Err(format!(
-            "provider \"{name}\": nothing to configure; give \"baseUrl\", \"compat\", \"modelOverrides\" or \"models\""
-        ));
-    }
-    if !models.is_empty() {
-        if provider.base_url.as_deref().is_none_or(str::is_empty) {
-            return Err(format!("provider \"{name}\": \"baseUrl\" is required when the provider defines models"));
+fn parse_provider(name: &str, entry: &Value) -> Result<ProviderConfig, String> {
+    let at = format!("provider \"{name}\"");
+    let Value::Object(object) = entry else { return Err(format!("{at}: must be an object")) };
+    let fields = Fields { object, at: &at };
+    fields.string("name")?;
+    let mut provider = ProviderConfig {
+        name: name.to_owned(),
+        base_url: fields.string("baseUrl")?,
+        api: fields.string("api")?,
+        api_key: fields.string("apiKey")?,
+        headers: fields.string_map("headers")?,
+        auth_header: fields.boolean("authHeader")?.unwrap_or(false),
+        compat: fields.object("compat")?,
+        ..ProviderConfig::default()
+    };
+    match object.get("models") {
+        None => {}
+        Some(Value::Array(models)) => {
+            for (index, model) in models.iter().enumerate() {
+                provider.models.push(parse_model(&at, index, model)?);
+            }
         }
-        if provider.api_key.as_deref().is_none_or(str::is_empty) {
+        Some(_) => return Err(format!("{at}: \"models\" must be an array")),
+    }
+    match object.get("modelOverrides") {
+        None => {}
+        Some(Value::Object(overrides)) => {
+            for (id, value) in overrides {
+                provider.model_overrides.push((id.clone(), parse_override(&at, id, value)?));
+            }
+        }
+        Some(_) => return Err(format!("{at}: \"modelOverrides\" must be an object keyed by model id")),
+    }
+    validate_provider(&at, &provider)?;
+    Ok(provider)
+}
+
+/// pi's rules beyond the field types.
+fn validate_provider(at: &str, provider: &ProviderConfig) -> Result<(), String> {
+    if provider.models.is_empty() {
+        if provider.base_url.is_none()
+            && provider.headers.is_none()
+            && provider.compat.is_none()
+            && provider.model_overrides.is_empty()
+        {
             return Err(format!(
-                "provider \"{name}\": \"apiKey\" is required when the provider defines models (a key, or the name of an environment variable holding it)"
+                "{at}: nothing to configure; give \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\" or \"models\""
             ));
         }
+        return Ok(());
     }
-    let mut headers: Vec<(String, String)> = provider
-        .headers
-        .iter()
-        .map(|(key, value)| (key.clone(), resolve_config_value(value).unwrap_or_default()))
-        .collect();
-    if provider.auth_header
-        && let Some(key) = provider.api_key.as_deref().and_then(resolve_config_value)
+    if is_builtin_provider(&provider.name) {
+        // Built-in providers lend their api, baseUrl and key to custom models.
+        return Ok(());
+    }
+    if provider.base_url.is_none() {
+        return Err(format!("{at}: \"baseUrl\" is required when defining custom models"));
+    }
+    if provider.api_key.is_none() {
+        return Err(format!(
+            "{at}: \"apiKey\" is required when defining custom models (a key, an environment variable name, or !command)"
+        ));
+    }
+    if provider.api.is_none()
+        && let Some((index, model)) = provider.models.iter().enumerate().find(|(_, model)| model.api.is_none())
     {
-        headers.push(("Authorization".to_owned(), format!("Bearer {key}")));
+        return Err(format!(
+            "{at}: models[{index}] (\"{}\"): \"api\" is required on the provider or the model, e.g. \"openai-completions\"",
+            model.id
+        ));
     }
-    for (index, entry) in models.into_iter().enumerate() {
-        let at = format!("provider \"{name}\": models[{index}]");
-        if entry.id.trim().is_empty() {
-            return Err(format!("{at}: \"id\" must not be empty"));
-        }
-        let api = entry.api.or_else(|| provider.api.clone()).ok_or_else(|| {
-            format!(
-                "{at} (\"{}\"): \"api\" is required (on the provider or the model), e.g. \"openai-completions\"",
-                entry.id
-            )
-        })?;
-        let base_url = entry.base_url.or_else(|| provider.base_url.clone()).unwrap_or_default();
-        let mut model = Model::new(name, entry.id.clone(), api, base_url);
-        if let Some(display) = entry.name {
-            model.name = display;
-        }
-        model.reasoning = entry.reasoning.unwrap_or(false);
-        if let Some(input) = entry.input {
-            model.input = input;
-        }
-        model.context_window = positive(entry.context_window, model.context_window, &at, "contextWindow")?;
-        model.max_tokens = positive(entry.max_tokens, model.max_tokens, &at, "maxTokens")?;
-        model.cost = entry.cost.unwrap_or_default();
-        model.headers = headers.clone();
-        for (key, value) in &entry.headers {
-            model.headers.push((key.clone(), resolve_config_value(value).unwrap_or_default()));
-        }
-        model.compat = merge_compat(provider.compat.as_ref(), entry.compat);
-        custom.models.retain(|existing| !(existing.provider == name && existing.id == model.id));
-        custom.models.push(model);
-    }
-    custom.keys.push(ProviderKey { provider: name.to_owned(), api_key: provider.api_key });
     Ok(())
 }
 
-fn positive(value: Option<i64>, default: u64, at: &str, field: &str) -> Result<u64, String> {
-    match value {
-        None => Ok(default),
-        Some(number) if number > 0 => Ok(number as u64),
-        Some(number) => Err(format!("{at}: invalid {field} {number} (must be a positive number)")),
-    }
-}
-
-fn merge_compat(provider: Option<&Value>, model: Option<Value>) -> Option<Value> {
-    match (provider.cloned(), model) {
-        (Some(Value::Object(mut base)), Some(Value::Object(over))) => {
-            base.extend(over);
-            Some(Value::Object(base))
+fn parse_model(provider_at: &str, index: usize, value: &Value) -> Result<ModelDefinition, String> {
+    let at = format!("{provider_at}: models[{index}]");
+    let Value::Object(object) = value else { return Err(format!("{at}: must be an object")) };
+    let id = Fields { object, at: &at }.string("id")?.ok_or_else(|| format!("{at}: \"id\" is required"))?;
+    let at = format!("{at} (\"{id}\")");
+    let fields = Fields { object, at: &at };
+    let cost = match fields.object("cost")? {
+        None => None,
+        Some(_) => {
+            let cost = fields.cost()?;
+            let require = |value: Option<f64>, key: &str| {
+                value.ok_or_else(|| format!("{at}: \"cost.{key}\" is required when \"cost\" is given"))
+            };
+            Some(ModelCost {
+                input: require(cost.input, "input")?,
+                output: require(cost.output, "output")?,
+                cache_read: require(cost.cache_read, "cacheRead")?,
+                cache_write: require(cost.cache_write, "cacheWrite")?,
+            })
         }
-        (base, over) => over.or(base),
+    };
+    Ok(ModelDefinition {
+        id,
+        name: fields.string("name")?,
+        api: fields.string("api")?,
+        base_url: fields.string("baseUrl")?,
+        reasoning: fields.boolean("reasoning")?,
+        thinking_level_map: fields.thinking_level_map()?,
+        input: fields.input()?,
+        cost,
+        context_window: fields.positive("contextWindow")?,
+        max_tokens: fields.positive("maxTokens")?,
+        headers: fields.string_map("headers")?,
+        compat: fields.object("compat")?,
+    })
+}
+
+fn parse_override(provider_at: &str, id: &str, value: &Value) -> Result<ModelOverride, String> {
+    let at = format!("{provider_at}: modelOverrides[\"{id}\"]");
+    let Value::Object(object) = value else { return Err(format!("{at}: must be an object")) };
+    let fields = Fields { object, at: &at };
+    Ok(ModelOverride {
+        name: fields.string("name")?,
+        reasoning: fields.boolean("reasoning")?,
+        thinking_level_map: fields.thinking_level_map()?,
+        input: fields.input()?,
+        cost: fields.cost()?,
+        context_window: fields.positive("contextWindow")?,
+        max_tokens: fields.positive("maxTokens")?,
+        headers: fields.string_map("headers")?,
+        compat: fields.object("compat")?,
+    })
+}
+
+/// Typed access to one JSON object's fields, with errors that say where they are.
+struct Fields<'a> {
+    object: &'a Map<String, Value>,
+    at: &'a str,
+}
+
+impl Fields<'_> {
+    fn error(&self, key: &str, expected: &str) -> String {
+        format!("{}: \"{key}\" must be {expected}", self.at)
+    }
+
+    fn string(&self, key: &str) -> Result<Option<String>, String> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(Value::String(text)) if !text.is_empty() => Ok(Some(text.clone())),
+            Some(_) => Err(self.error(key, "a non-empty string")),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(flag)) => Ok(Some(*flag)),
+            Some(_) => Err(self.error(key, "true or false")),
+        }
+    }
+
+    fn object(&self, key: &str) -> Result<Option<Value>, String> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(value @ Value::Object(_)) => Ok(Some(value.clone())),
+            Some(_) => Err(self.error(key, "an object")),
+        }
+    }
+
+    fn positive(&self, key: &str) -> Result<Option<u64>, String> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(Value::Number(number)) => match number.as_f64() {
+                Some(value) if value >= 1.0 => Ok(Some(value as u64)),
+                _ => Err(format!("{}: invalid \"{key}\" {number} (must be a positive number)", self.at)),
+            },
+            Some(_) => Err(self.error(key, "a positive number")),
+        }
+    }
+
+    fn string_map(&self, key: &str) -> Result<Option<Vec<(String, String)>>, String> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(name, value)| match value {
+                    Value::String(text) => Ok((name.clone(), text.clone())),
+                    _ => Err(format!("{}: \"{key}.{name}\" must be a string", self.at)),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(self.error(key, "an object of strings")),
+        }
+    }
+
+    fn input(&self) -> Result<Option<Vec<String>>, String> {
+        match self.object.get("input") {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item.as_str() {
+                    Some(kind @ ("text" | "image")) => Ok(kind.to_owned()),
+                    _ => Err(self.error("input", "a list of \"text\" and \"image\"")),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(self.error("input", "a list of \"text\" and \"image\"")),
+        }
+    }
+
+    fn thinking_level_map(&self) -> Result<Option<ThinkingLevelMap>, String> {
+        match self.object.get("thinkingLevelMap") {
+            None => Ok(None),
+            Some(value) => ThinkingLevelMap::from_json(value)
+                .map(Some)
+                .map_err(|problem| format!("{}: \"thinkingLevelMap\" {problem}", self.at)),
+        }
+    }
+
+    fn cost(&self) -> Result<PartialCost, String> {
+        let Some(Value::Object(cost)) = self.object.get("cost") else {
+            return match self.object.get("cost") {
+                None => Ok(PartialCost::default()),
+                Some(_) => Err(self.error("cost", "an object")),
+            };
+        };
+        let price = |key: &str| match cost.get(key) {
+            None => Ok(None),
+            Some(Value::Number(number)) => Ok(number.as_f64()),
+            Some(_) => Err(format!("{}: \"cost.{key}\" must be a number", self.at)),
+        };
+        Ok(PartialCost {
+            input: price("input")?,
+            output: price("output")?,
+            cache_read: price("cacheRead")?,
+            cache_write: price("cacheWrite")?,
+        })
     }
 }
 
-/// Resolves a models.json value: `!command` runs the command (10 s limit) and takes its trimmed
-/// output; otherwise the value names an environment variable if one is set, else it is the literal.
-pub fn resolve_config_value(raw: &str) -> Option<String> {
-    if let Some(command) = raw.strip_prefix('!') {
-        return run_key_command(command);
-    }
-    match std::env::var(raw) {
-        Ok(value) if !value.is_empty() => Some(value),
-        _ if raw.is_empty() => None,
-        _ => Some(raw.to_owned()),
-    }
-}
-
-fn run_key_command(command: &str) -> Option<String> {
-    let mut child = std::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
+/// Blanks out `//` comments and then trailing commas (outside strings) so serde_json accepts what
+/// pi accepts; every other byte stays where it was, so error positions match the file.
+pub fn strip_comments_and_trailing_commas(text: &str) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for_each_code_byte(&bytes.clone(), |index, rest| {
+        if rest.starts_with(b"//") {
+            let end = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
+            // Whole characters are blanked, so the text stays valid UTF-8.
+            bytes[index..index + end].fill(b' ');
+            return end;
+        }
+        1
+    });
+    for_each_code_byte(&bytes.clone(), |index, rest| {
+        if rest.first() == Some(&b',') {
+            let next = rest[1..].iter().find(|b| !b.is_ascii_whitespace());
+            if matches!(next, Some(b'}' | b']')) {
+                bytes[index] = b' ';
             }
         }
+        1
+    });
+    String::from_utf8(bytes).unwrap_or_else(|_| text.to_owned())
+}
+
+/// Calls `visit(index, rest)` for each byte outside JSON strings; `visit` returns how many bytes
+/// to advance.
+fn for_each_code_byte(bytes: &[u8], mut visit: impl FnMut(usize, &[u8]) -> usize) {
+    let mut index = 0;
+    let mut in_string = false;
+    while index < bytes.len() {
+        let byte = bytes[index];
+        if in_string {
+            match byte {
+                b'\\' => index += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            index += 1;
+        } else if byte == b'"' {
+            in_string = true;
+            index += 1;
+        } else {
+            index += visit(index, &bytes[index..]).max(1);
+        }
     }
-    let output = child.wait_with_output().ok()?;
-    let value = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    (output.status.success() && !value.is_empty()).then_some(value)
 }
 
 #[cfg(test)]

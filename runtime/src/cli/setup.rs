@@ -4,15 +4,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::CliArgs;
+use super::auth::{AuthFile, KeySources};
+use super::config_value::{EnvLookup, process_env};
 use super::error::CliError;
-use super::model_select::select_model;
+use super::model_select::{ModelRequest, ModelSource, select_model};
 use super::models_json::load_models_json;
 use super::paths::{agent_dir, expand_home, project_dir};
+use super::registry::ModelRegistry;
 use crate::AgentDefinition;
 use crate::agent::{Agent, AgentOptions};
-use crate::ai::{ThinkingLevel, default_registry};
+use crate::ai::catalog::{api_key_env_vars, clamp_thinking_level};
+use crate::ai::{Model, ThinkingLevel, default_registry};
 use crate::prompt::{CONTEXT_FILE_NAMES, PromptTool, SystemPromptOptions, build_system_prompt, load_context_files};
 use crate::tools::{AgentTool, BUILTIN_TOOL_NAMES, ToolEnvironment, builtin_tool};
+
+/// pi's thinking level when nothing sets one (clamped to what the model supports).
+pub const DEFAULT_THINKING_LEVEL: ThinkingLevel = ThinkingLevel::Medium;
 
 /// A configured agent plus what the modes need to report.
 pub struct Prepared {
@@ -24,41 +31,96 @@ pub struct Prepared {
 pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared, CliError> {
     let cwd = std::env::current_dir().map_err(|source| CliError::Read { path: ".".into(), source })?;
     let agent_dir = agent_dir(definition);
-    let models_path = agent_dir.join("models.json");
-    let custom = load_models_json(&models_path)?;
-    let provider = args.provider.as_deref().or(definition.default_provider.as_deref());
-    let pattern =
-        args.model.as_deref().or(if args.provider.is_some() { None } else { definition.default_model.as_deref() });
-    let choice = select_model(&custom.models, provider, pattern, &models_path.to_string_lossy())?;
-    let model = choice.model;
-    if choice.custom_id {
-        eprintln!(
-            "Warning: no model \"{}\" is configured for provider \"{}\"; sending the id as given.",
-            model.id, model.provider
-        );
-    }
-    let api_key = args
-        .api_key
-        .clone()
-        .or_else(|| custom.resolve_key(&model.provider))
-        .ok_or_else(|| CliError::NoApiKey(model.provider.clone()))?;
-    let thinking = match args.thinking.as_deref() {
-        Some(text) => Some(text.parse::<ThinkingLevel>().map_err(|e| CliError::Usage(e.to_string()))?),
-        None => choice.thinking,
-    };
-    let thinking = if model.reasoning { thinking.unwrap_or_default() } else { ThinkingLevel::Off };
+    let resolved = resolve_model(definition, args, &agent_dir, &process_env)?;
     let tools = select_tools(definition, args, &cwd);
     let system_prompt = system_prompt(definition, args, &agent_dir, &cwd, &tools)?;
     let agent = Agent::new(AgentOptions {
-        model: Some(model),
+        model: Some(resolved.model),
         system_prompt,
-        thinking_level: thinking,
+        thinking_level: resolved.thinking,
         tools,
-        api_key: Some(api_key),
+        api_key: Some(resolved.api_key),
         tool_execution: definition.tool_execution,
+        idle_timeout: stream_idle_timeout(|name| std::env::var(name).ok()),
         ..AgentOptions::new(Arc::new(default_registry()))
     });
     Ok(Prepared { agent, cwd })
+}
+
+/// Environment variable: how long a model stream may stay silent before the request fails
+/// (milliseconds; the default is the vendor SDKs' ten minutes).
+pub const STREAM_IDLE_TIMEOUT_ENV: &str = "PI_GEN_STREAM_IDLE_TIMEOUT_MS";
+
+/// The stream idle timeout from the environment, if set to a positive whole number of milliseconds.
+fn stream_idle_timeout(env: impl Fn(&str) -> Option<String>) -> Option<std::time::Duration> {
+    let value = env(STREAM_IDLE_TIMEOUT_ENV)?;
+    match value.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Some(std::time::Duration::from_millis(ms)),
+        _ => {
+            eprintln!("Warning: {STREAM_IDLE_TIMEOUT_ENV}={value:?} is not a positive number of milliseconds; ignored");
+            None
+        }
+    }
+}
+
+/// The model to run, its key (with models.json headers applied to the model) and thinking level.
+#[derive(Debug, Clone)]
+pub struct ResolvedModel {
+    pub model: Model,
+    pub api_key: String,
+    pub thinking: ThinkingLevel,
+}
+
+/// Chooses the model from flags, the agent's defaults and the configured keys, then finds its key
+/// (`--api-key`, auth.json, environment, models.json) and the thinking level (`--thinking`, a
+/// `:<level>` suffix, else medium; clamped to the model). Warnings go to stderr.
+pub fn resolve_model(
+    definition: &AgentDefinition,
+    args: &CliArgs,
+    agent_dir: &Path,
+    env: EnvLookup<'_>,
+) -> Result<ResolvedModel, CliError> {
+    let registry = ModelRegistry::new(load_models_json(&agent_dir.join("models.json"))?);
+    let auth_path = agent_dir.join("auth.json");
+    let auth = AuthFile::load_or_create(&auth_path);
+    let mut keys =
+        KeySources { runtime: None, auth: &auth, env, models_json_keys: registry.models_json_keys(), auth_path };
+    let request = ModelRequest {
+        agent_dir,
+        provider: args.provider.as_deref(),
+        model: args.model.as_deref(),
+        default_provider: definition.default_provider.as_deref(),
+        default_model: definition.default_model.as_deref(),
+    };
+    let choice = select_model(&registry, &|provider| keys.has_auth(provider), &request)?;
+    for warning in &choice.warnings {
+        eprintln!("Warning: {warning}");
+    }
+    let mut model = choice.model;
+    if let Some(key) = &args.api_key {
+        // Like pi: a key given on the command line needs a model named for it.
+        if choice.source == ModelSource::FirstAvailable {
+            return Err(CliError::ApiKeyWithoutModel);
+        }
+        keys.runtime = Some((model.provider.clone(), key.clone()));
+    }
+    let api_key = keys.api_key(&model.provider)?.ok_or_else(|| CliError::NoApiKey {
+        provider: model.provider.clone(),
+        env_vars: api_key_env_vars(&model.provider).iter().map(|name| (*name).to_owned()).collect(),
+        auth_path: keys.auth_path.clone(),
+    })?;
+    model.headers = registry.request_headers(&model, Some(&api_key), env)?;
+    let requested = match args.thinking.as_deref().map(str::parse::<ThinkingLevel>) {
+        Some(Ok(level)) => Some(level),
+        Some(Err(error)) => {
+            eprintln!("Warning: {error}; ignoring --thinking");
+            None
+        }
+        None => None,
+    };
+    let level = requested.or(choice.thinking).unwrap_or(DEFAULT_THINKING_LEVEL);
+    let thinking = clamp_thinking_level(&model, choice.thinking_level_map.as_ref(), level);
+    Ok(ResolvedModel { model, api_key, thinking })
 }
 
 /// The active tools: `--no-tools`, else `--tools` (in the order given), else the agent's defaults.
@@ -137,4 +199,18 @@ fn text_or_file(value: &str) -> Result<String, CliError> {
 
 fn first_file(candidates: &[PathBuf]) -> Option<String> {
     candidates.iter().find_map(|path| std::fs::read_to_string(path).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stream_idle_timeout_comes_from_the_environment_when_valid() {
+        let env = |value: &'static str| move |name: &str| (name == STREAM_IDLE_TIMEOUT_ENV).then(|| value.to_owned());
+        assert_eq!(stream_idle_timeout(env("1500")), Some(std::time::Duration::from_millis(1500)));
+        assert_eq!(stream_idle_timeout(env("0")), None);
+        assert_eq!(stream_idle_timeout(env("soon")), None);
+        assert_eq!(stream_idle_timeout(|_| None), None);
+    }
 }

@@ -1,0 +1,194 @@
+//! Tests for choosing the model (pi's resolver rules) and for the whole model/key/thinking setup.
+
+use std::path::Path;
+
+use super::*;
+use crate::AgentDefinition;
+use crate::cli::args::CliArgs;
+use crate::cli::models_json::parse_models_json;
+use crate::cli::setup::resolve_model;
+
+const MOCK: &str = r#"{"providers": {"mock": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+    "apiKey": "mock-key", "models": [{"id": "m", "name": "Mock model"}, {"id": "m-think", "reasoning": true}]}}}"#;
+
+fn registry() -> ModelRegistry {
+    ModelRegistry::new(parse_models_json(MOCK).expect("valid"))
+}
+
+fn request<'a>(provider: Option<&'a str>, model: Option<&'a str>) -> ModelRequest<'a> {
+    ModelRequest { agent_dir: Path::new("/agent"), provider, model, default_provider: None, default_model: None }
+}
+
+fn pick(provider: Option<&str>, model: Option<&str>, keyed: &[&str]) -> Result<ModelChoice, CliError> {
+    select_model(&registry(), &|p| keyed.contains(&p), &request(provider, model))
+}
+
+fn reference(choice: &ModelChoice) -> String {
+    format!("{}/{}", choice.model.provider, choice.model.id)
+}
+
+#[test]
+fn exact_ids_and_provider_references() {
+    assert_eq!(reference(&pick(Some("mock"), Some("m"), &[]).expect("found")), "mock/m");
+    assert_eq!(reference(&pick(None, Some("mock/m"), &[]).expect("found")), "mock/m");
+    assert_eq!(reference(&pick(None, Some("MOCK/M"), &[]).expect("found")), "mock/m");
+    assert_eq!(reference(&pick(None, Some("gpt-5.4"), &[]).expect("found")), "openai/gpt-5.4");
+    // A provider prefix wins over ids that contain a slash.
+    assert_eq!(reference(&pick(None, Some("openai/gpt-5.4"), &[]).expect("found")), "openai/gpt-5.4");
+    // OpenRouter ids with a slash resolve when the prefix is not a provider.
+    assert_eq!(
+        reference(&pick(None, Some("moonshotai/kimi-k2.6"), &[]).expect("found")),
+        "openrouter/moonshotai/kimi-k2.6"
+    );
+    // --provider with a redundant prefix.
+    assert_eq!(reference(&pick(Some("Mock"), Some("mock/m"), &[]).expect("found")), "mock/m");
+}
+
+#[test]
+fn thinking_suffix_and_partial_matching() {
+    let choice = pick(None, Some("mock/m-think:high"), &[]).expect("found");
+    assert_eq!((reference(&choice), choice.thinking), ("mock/m-think".to_owned(), Some(ThinkingLevel::High)));
+    let choice = pick(Some("mock"), Some("think"), &[]).expect("partial");
+    assert_eq!(reference(&choice), "mock/m-think");
+    // Aliases beat dated ids; among aliases the highest id wins.
+    let choice = pick(Some("anthropic"), Some("sonnet-4-5"), &[]).expect("partial");
+    assert_eq!(choice.model.id, "claude-sonnet-4-5");
+    let choice = pick(Some("anthropic"), Some("claude-3-5-haiku"), &[]).expect("partial");
+    assert_eq!(choice.model.id, "claude-3-5-haiku-latest");
+    // Names match too.
+    assert_eq!(reference(&pick(None, Some("mock model"), &[]).expect("by name")), "mock/m");
+}
+
+#[test]
+fn unknown_id_of_a_known_provider_becomes_a_custom_id() {
+    let choice = pick(Some("mock"), Some("brand-new"), &[]).expect("custom");
+    assert_eq!(reference(&choice), "mock/brand-new");
+    assert_eq!(choice.model.base_url, "http://127.0.0.1:9/v1");
+    assert!(choice.warnings[0].contains("\"brand-new\""), "{:?}", choice.warnings);
+    let choice = pick(None, Some("anthropic/claude-future-9"), &[]).expect("custom");
+    assert_eq!(choice.model.id, "claude-future-9");
+    assert_eq!(choice.model.api, "anthropic-messages");
+    let default = crate::ai::catalog::builtin_model("anthropic", "claude-opus-4-7").expect("default");
+    assert_eq!(choice.model.max_tokens, default.max_tokens, "built on the provider's default model");
+}
+
+#[test]
+fn errors_name_the_unknown_provider_or_model() {
+    let error = pick(Some("nope"), Some("m"), &[]).expect_err("unknown").to_string();
+    assert!(error.contains("\"nope\""), "{error}");
+    let error = pick(Some("nope"), None, &[]).expect_err("unknown").to_string();
+    assert!(error.contains("\"nope\""), "{error}");
+    let error = pick(None, Some("zzz-unheard-of"), &[]).expect_err("unknown").to_string();
+    assert!(error.starts_with("model \"zzz-unheard-of\" not found"), "{error}");
+    let error = pick(None, Some("sonnet-9-9"), &[]).expect_err("unknown").to_string();
+    assert!(error.contains("close matches: ") && error.contains("sonnet"), "{error}");
+    // An invalid thinking suffix is part of the id (strict, as pi's CLI).
+    assert!(pick(None, Some("gpt-5.4:turbo"), &[]).is_err());
+}
+
+#[test]
+fn provider_alone_picks_its_default_model() {
+    assert_eq!(reference(&pick(Some("anthropic"), None, &[]).expect("found")), "anthropic/claude-opus-4-7");
+    assert_eq!(reference(&pick(Some("mock"), None, &[]).expect("found")), "mock/m");
+}
+
+#[test]
+fn without_flags_the_first_keyed_default_wins() {
+    let choice = pick(None, None, &["mock", "groq", "openai"]).expect("available");
+    assert_eq!(reference(&choice), "openai/gpt-5.4", "openai comes before groq in pi's list");
+    assert_eq!(choice.source, ModelSource::FirstAvailable);
+    assert_eq!(reference(&pick(None, None, &["mock", "groq"]).expect("available")), "groq/openai/gpt-oss-120b");
+    assert_eq!(reference(&pick(None, None, &["mock"]).expect("available")), "mock/m");
+    let error = pick(None, None, &[]).expect_err("nothing keyed").to_string();
+    assert!(error.contains("/agent/auth.json") && error.contains("/agent/models.json"), "{error}");
+}
+
+#[test]
+fn agent_defaults_come_before_availability() {
+    let registry = registry();
+    let select = |provider: Option<&str>, model: Option<&str>| {
+        let request = ModelRequest { default_provider: provider, default_model: model, ..request(None, None) };
+        select_model(&registry, &|p| p == "groq", &request)
+    };
+    let choice = select(Some("mock"), Some("m-think")).expect("default");
+    assert_eq!((reference(&choice), choice.source), ("mock/m-think".to_owned(), ModelSource::AgentDefault));
+    assert_eq!(reference(&select(None, Some("mock/m")).expect("default")), "mock/m");
+    assert_eq!(reference(&select(Some("mock"), None).expect("default")), "mock/m");
+    let choice = select(Some("gone"), Some("x")).expect("falls back");
+    assert_eq!(reference(&choice), "groq/openai/gpt-oss-120b");
+    assert!(choice.warnings[0].contains("default"), "{:?}", choice.warnings);
+}
+
+fn write_agent_dir(models_json: &str, auth_json: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("models.json"), models_json).expect("models.json");
+    if let Some(auth) = auth_json {
+        std::fs::write(dir.path().join("auth.json"), auth).expect("auth.json");
+    }
+    dir
+}
+
+fn args(list: &[&str]) -> CliArgs {
+    crate::cli::args::parse_args(&AgentDefinition::default(), list.iter().map(|a| (*a).to_owned())).expect("parses")
+}
+
+#[test]
+fn resolve_model_applies_key_precedence_and_headers() {
+    let dir = write_agent_dir(
+        &MOCK.replace("\"apiKey\": \"mock-key\",", "\"apiKey\": \"mock-key\", \"authHeader\": true,"),
+        Some(r#"{"groq": {"type": "api_key", "key": "groq-from-auth"}}"#),
+    );
+    let env = |name: &str| (name == "GROQ_API_KEY").then(|| "groq-from-env".to_owned());
+    let definition = AgentDefinition::default();
+    let resolved = resolve_model(&definition, &args(&["--model", "mock/m"]), dir.path(), &env).expect("resolves");
+    assert_eq!(resolved.api_key, "mock-key");
+    assert_eq!(resolved.model.headers, [("Authorization".to_owned(), "Bearer mock-key".to_owned())]);
+    let resolved =
+        resolve_model(&definition, &args(&["--model", "mock/m", "--api-key", "flag"]), dir.path(), &env).expect("ok");
+    assert_eq!((resolved.api_key.as_str(), resolved.model.headers[0].1.as_str()), ("flag", "Bearer flag"));
+    let resolved = resolve_model(&definition, &args(&["--provider", "groq"]), dir.path(), &env).expect("resolves");
+    assert_eq!(resolved.api_key, "groq-from-auth");
+    let error = resolve_model(&definition, &args(&["--api-key", "k"]), dir.path(), &env).expect_err("needs a model");
+    assert!(error.to_string().contains("--model"), "{error}");
+}
+
+#[test]
+fn resolve_model_reports_a_missing_key_with_its_variables() {
+    let dir = write_agent_dir(MOCK, None);
+    let error = resolve_model(
+        &AgentDefinition::default(),
+        &args(&["--model", "anthropic/claude-opus-4-6"]),
+        dir.path(),
+        &|_| None,
+    )
+    .expect_err("no key")
+    .to_string();
+    assert!(error.contains("\"anthropic\"") && error.contains("ANTHROPIC_OAUTH_TOKEN, ANTHROPIC_API_KEY"), "{error}");
+    assert!(dir.path().join("auth.json").exists(), "auth.json is created like pi does");
+}
+
+#[test]
+fn thinking_defaults_to_medium_and_is_clamped() {
+    let dir = write_agent_dir(MOCK, None);
+    let env = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "a".to_owned());
+    let level = |list: &[&str]| {
+        resolve_model(&AgentDefinition::default(), &args(list), dir.path(), &env).expect("resolves").thinking
+    };
+    assert_eq!(level(&["--model", "mock/m"]), ThinkingLevel::Off, "a model that does not reason");
+    assert_eq!(level(&["--model", "mock/m-think"]), ThinkingLevel::Medium);
+    assert_eq!(level(&["--model", "mock/m-think:low"]), ThinkingLevel::Low);
+    assert_eq!(level(&["--model", "mock/m-think:low", "--thinking", "high"]), ThinkingLevel::High);
+    assert_eq!(level(&["--model", "mock/m-think", "--thinking", "xhigh"]), ThinkingLevel::High);
+    assert_eq!(level(&["--model", "mock/m-think", "--thinking", "bogus"]), ThinkingLevel::Medium);
+    assert_eq!(level(&["--model", "anthropic/claude-opus-4-6:xhigh"]), ThinkingLevel::Xhigh);
+}
+
+#[test]
+fn broken_models_json_stops_a_run_with_its_path() {
+    let dir = write_agent_dir("{\"providers\": {\"x\": {\"models\": [{\"id\": \"m\"}]}}}", None);
+    let error = resolve_model(&AgentDefinition::default(), &args(&["--model", "m"]), dir.path(), &|_| None)
+        .expect_err("invalid")
+        .to_string();
+    let expected = format!("{}: provider \"x\": \"baseUrl\" is required", dir.path().join("models.json").display());
+    assert!(error.starts_with(&expected), "{error}");
+}
