@@ -38,6 +38,11 @@ pub struct Sandbox {
 impl Sandbox {
     /// Creates the directories and a models.json whose provider `mock` (model `m`) points at `base_url`.
     pub fn new(base_url: &str) -> Self {
+        Self::with_api("openai-completions", base_url)
+    }
+
+    /// Like [`Sandbox::new`], for a provider speaking `api`.
+    pub fn with_api(api: &str, base_url: &str) -> Self {
         let root = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir_all(root.path().join("agent")).expect("agent dir");
         std::fs::create_dir_all(root.path().join("work")).expect("work dir");
@@ -45,7 +50,7 @@ impl Sandbox {
             "providers": {
                 "mock": {
                     "baseUrl": base_url,
-                    "api": "openai-completions",
+                    "api": api,
                     "apiKey": "mock-key",
                     "models": [{ "id": "m", "name": "Mock model" }]
                 }
@@ -74,7 +79,14 @@ impl Sandbox {
 
     /// Runs `binary` with `args` in the working directory, stdin from /dev/null.
     pub async fn run(&self, binary: &Path, args: &[&str]) -> Output {
-        self.command(binary, args).stdin(std::process::Stdio::null()).output().await.expect("agent runs")
+        self.run_env(binary, args, &[]).await
+    }
+
+    /// Like [`Sandbox::run`], with extra environment variables.
+    pub async fn run_env(&self, binary: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut command = self.command(binary, args);
+        command.envs(env.iter().copied()).stdin(std::process::Stdio::null());
+        command.output().await.expect("agent runs")
     }
 
     /// Runs `binary` with `args`, writing `input` to its stdin through a pipe.
@@ -95,14 +107,28 @@ impl Sandbox {
 
     fn command(&self, binary: &Path, args: &[&str]) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(binary);
-        command
-            .args(args)
-            .current_dir(self.work_dir())
-            .env("PI_CODING_AGENT_DIR", self.agent_dir())
-            .env_remove("OPENAI_API_KEY");
+        command.args(args).current_dir(self.work_dir()).env("PI_CODING_AGENT_DIR", self.agent_dir());
+        // Keys from the developer's shell must not leak into a test run.
+        for key in PROVIDER_KEY_VARIABLES {
+            command.env_remove(key);
+        }
         command
     }
 }
+
+/// Environment variables the agents read provider keys from.
+const PROVIDER_KEY_VARIABLES: [&str; 10] = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_OAUTH_TOKEN",
+    "GEMINI_API_KEY",
+    "GROQ_API_KEY",
+    "XAI_API_KEY",
+    "CEREBRAS_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+];
 
 /// stdout as text.
 pub fn stdout(output: &Output) -> String {

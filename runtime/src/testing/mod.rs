@@ -1,17 +1,27 @@
-//! Test support (feature `testing`): a scripted mock LLM server that speaks openai-completions
-//! streaming over real HTTP on 127.0.0.1, serves scripted responses in order and records requests.
+//! Test support (feature `testing`): a scripted mock LLM server on 127.0.0.1 that speaks the four
+//! LLM APIs over real HTTP and SSE (chosen by request path), serves scripted responses in order,
+//! records requests, and injects faults.
 //!
-//! Script JSON (`{"responses":[…]}` or a bare array), one entry per completion request:
-//! `{"thinking","text","toolCalls":[{"id"?,"name","arguments"}],"usage":{"input","output","cacheRead"},
-//! "finishReason","delayMs","disconnectAfter","streamError"}`, or `{"error":{"status","body","headers"}}`,
-//! or `{"raw":"<SSE body>"}`.
+//! Script JSON (`{"responses":[…]}` or a bare array), one entry per model request:
+//! `{"thinking","thinkingSignature","text","toolCalls":[{"id"?,"name","arguments"}],
+//! "usage":{"input","output","cacheRead"},"finishReason","delayMs","disconnectAfter","stallAfter",
+//! "splitSeed","streamError"}`, or `{"error":{"status","body","headers"}}`, or `{"raw":"<SSE body>"}`.
 
-mod completion;
+mod render;
 mod script;
 mod server;
 
+pub use render::{MockApi, rendered_body};
 pub use script::{MockCompletion, MockHttpError, MockResponse, MockScript, MockScriptError, MockToolCall, MockUsage};
 pub use server::{MockLlmServer, RecordedRequest};
 
 #[cfg(test)]
+mod conformance_tests;
+#[cfg(test)]
 mod provider_tests;
+#[cfg(test)]
+mod provider_tests_anthropic;
+#[cfg(test)]
+mod provider_tests_google;
+#[cfg(test)]
+mod provider_tests_responses;

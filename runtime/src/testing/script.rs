@@ -28,8 +28,11 @@ pub enum MockResponse {
 /// A streamed completion: optional thinking, text and tool calls, then a finish chunk and a usage chunk.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MockCompletion {
-    /// Streamed as `reasoning_content` deltas before the text.
+    /// Streamed as reasoning before the text (each API in its own form).
     pub thinking: Option<String>,
+    /// The signature APIs that sign reasoning attach to it (Anthropic `signature`, Responses
+    /// `encrypted_content`, Google `thoughtSignature`); a fixed mock value when absent.
+    pub thinking_signature: Option<String>,
     /// Streamed as `content` deltas, split in a few chunks.
     pub text: Option<String>,
     pub tool_calls: Vec<MockToolCall>,
@@ -41,8 +44,13 @@ pub struct MockCompletion {
     pub delay_ms: u64,
     /// Drop the connection (no final chunk, no `[DONE]`) after this many SSE chunks.
     pub disconnect_after: Option<usize>,
-    /// After the content chunks, send `data: {"error":{"message":…}}` and end the stream.
+    /// After the content chunks, send the API's mid-stream error event and end the stream.
     pub stream_error: Option<String>,
+    /// Send this many SSE chunks, then keep the connection open without sending anything more.
+    pub stall_after: Option<usize>,
+    /// Cut the body at pseudo-random byte positions (seeded) instead of at event boundaries, so
+    /// clients must reassemble events split anywhere, even inside a UTF-8 character.
+    pub split_seed: Option<u64>,
 }
 
 /// A tool call the mock model makes.
@@ -162,6 +170,7 @@ struct RawScript {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct RawResponse {
     thinking: Option<String>,
+    thinking_signature: Option<String>,
     text: Option<String>,
     tool_calls: Option<Vec<RawToolCall>>,
     usage: Option<MockUsage>,
@@ -170,6 +179,8 @@ struct RawResponse {
     delay_ms: u64,
     disconnect_after: Option<usize>,
     stream_error: Option<String>,
+    stall_after: Option<usize>,
+    split_seed: Option<u64>,
     error: Option<RawError>,
     raw: Option<String>,
 }
@@ -202,12 +213,15 @@ impl RawResponse {
     fn completion_keys(&self) -> Vec<&'static str> {
         let set = [
             ("thinking", self.thinking.is_some()),
+            ("thinkingSignature", self.thinking_signature.is_some()),
             ("text", self.text.is_some()),
             ("toolCalls", self.tool_calls.is_some()),
             ("usage", self.usage.is_some()),
             ("finishReason", self.finish_reason.is_some()),
             ("disconnectAfter", self.disconnect_after.is_some()),
             ("streamError", self.stream_error.is_some()),
+            ("stallAfter", self.stall_after.is_some()),
+            ("splitSeed", self.split_seed.is_some()),
         ];
         set.into_iter().filter(|(_, present)| *present).map(|(key, _)| key).collect()
     }
@@ -257,6 +271,9 @@ impl RawResponse {
             .collect();
         Ok(MockResponse::Completion(MockCompletion {
             thinking: self.thinking,
+            thinking_signature: self.thinking_signature,
+            stall_after: self.stall_after,
+            split_seed: self.split_seed,
             text: self.text,
             tool_calls,
             usage: self.usage,

@@ -14,7 +14,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::completion::completion_frames;
+use super::render::{MockApi, error_body, frames};
 use super::script::{MockCompletion, MockHttpError, MockResponse, MockScript};
 
 /// Largest request head and body the server reads.
@@ -152,27 +152,28 @@ async fn serve_connection(socket: TcpStream, shared: &Shared) {
     }
     let mut socket = reader.into_inner();
     let route = request.path.split('?').next().unwrap_or_default();
-    match (request.method.as_str(), route) {
-        ("POST", "/v1/chat/completions" | "/chat/completions") => {
+    match (request.method.as_str(), MockApi::for_route(route)) {
+        ("GET", _) if route == "/health" || route == "/v1/health" => {
+            write_plain(&mut socket, 200, &[], r#"{"status":"ok"}"#).await;
+        }
+        ("POST", Some(api)) => {
             let next = lock(&shared.responses).pop_front();
             match next {
                 Some(response) => {
                     let number = shared.served.fetch_add(1, Ordering::SeqCst) + 1;
-                    let model = request.body.get("model").and_then(Value::as_str).unwrap_or("mock-model");
-                    serve_scripted(&mut socket, response, number, model, request_bytes).await;
+                    let model = api.model_name(route, &request.body);
+                    serve_scripted(&mut socket, api, response, number, &model, request_bytes).await;
                 }
                 None => {
                     let served = shared.served.load(Ordering::SeqCst);
                     let message =
                         format!("mock LLM server: the script has no more responses (all {served} were served)");
-                    let body = json!({"error": {"message": message, "type": "mock_script_exhausted"}}).to_string();
-                    // Tell OpenAI clients not to retry: more requests cannot help.
+                    // Tell SDK clients not to retry: more requests cannot help.
                     let headers = [("x-should-retry".to_owned(), "false".to_owned())];
-                    write_plain(&mut socket, 500, &headers, &body).await;
+                    write_plain(&mut socket, 500, &headers, &error_body(api, 500, &message)).await;
                 }
             }
         }
-        ("GET", "/health" | "/v1/health") => write_plain(&mut socket, 200, &[], r#"{"status":"ok"}"#).await,
         (method, _) => {
             let message = format!("mock LLM server: no route for {method} {}", request.path);
             write_plain(&mut socket, 404, &[], &json!({"error": {"message": message}}).to_string()).await;
@@ -244,6 +245,7 @@ async fn append_log(path: &std::path::Path, request: &RecordedRequest) {
 
 async fn serve_scripted(
     socket: &mut TcpStream,
+    api: MockApi,
     response: MockResponse,
     number: usize,
     model: &str,
@@ -251,7 +253,7 @@ async fn serve_scripted(
 ) {
     match response {
         MockResponse::Completion(completion) => {
-            let frames = completion_frames(&completion, number, model, request_bytes);
+            let frames = frames(api, &completion, number, model, request_bytes);
             stream_frames(socket, &frames, &completion).await;
         }
         MockResponse::HttpError(MockHttpError { status, body, headers }) => {
@@ -264,28 +266,59 @@ async fn serve_scripted(
 }
 
 /// Writes a 200 event stream with chunked encoding, pausing `delay_ms` between frames. With
-/// `disconnect_after`, the connection is dropped mid-body (no terminating chunk).
+/// `disconnect_after`, the connection is dropped mid-body (no terminating chunk); with `stall_after`,
+/// it stays open and silent until the client goes away or the server stops.
 async fn stream_frames(socket: &mut TcpStream, frames: &[String], completion: &MockCompletion) {
+    let frames: Vec<Vec<u8>> = frames.iter().map(|frame| frame.as_bytes().to_vec()).collect();
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
                 Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
     if write_flush(socket, head.as_bytes()).await.is_err() {
         return;
     }
+    let frames = match completion.split_seed {
+        Some(seed) => split_anywhere(&frames.concat(), seed),
+        None => frames,
+    };
     for (index, frame) in frames.iter().enumerate() {
         if completion.disconnect_after == Some(index) {
+            return;
+        }
+        if completion.stall_after == Some(index) {
+            // Wait for the client to hang up (a read of 0 bytes or an error), never answering.
+            let mut scratch = [0u8; 64];
+            while matches!(socket.read(&mut scratch).await, Ok(n) if n > 0) {}
             return;
         }
         if index > 0 && completion.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(completion.delay_ms)).await;
         }
-        let chunk = format!("{:x}\r\n{frame}\r\n", frame.len());
-        if write_flush(socket, chunk.as_bytes()).await.is_err() {
+        let mut chunk = format!("{:x}\r\n", frame.len()).into_bytes();
+        chunk.extend_from_slice(frame.as_ref());
+        chunk.extend_from_slice(b"\r\n");
+        if write_flush(socket, &chunk).await.is_err() {
             return;
         }
     }
     if completion.disconnect_after.is_none_or(|after| after > frames.len()) {
         let _ = write_flush(socket, b"0\r\n\r\n").await;
     }
+}
+
+/// `body` cut into pieces of 1 to 9 bytes at positions drawn from `seed` (xorshift), ignoring
+/// event and character boundaries.
+fn split_anywhere(body: &[u8], seed: u64) -> Vec<Vec<u8>> {
+    let mut state = seed | 1;
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < body.len() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let end = (start + 1 + (state % 9) as usize).min(body.len());
+        pieces.push(body[start..end].to_vec());
+        start = end;
+    }
+    pieces
 }
 
 async fn write_flush(socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {

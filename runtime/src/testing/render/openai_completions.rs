@@ -3,16 +3,12 @@
 
 use serde_json::{Value, json};
 
-use super::script::MockCompletion;
+use super::{split, usage_counts};
+use crate::testing::MockCompletion;
 
 /// The `data:` frames of one streamed completion, each already terminated by a blank line.
 /// `number` counts completions served (it makes the response id); `request_bytes` sizes estimated usage.
-pub(crate) fn completion_frames(
-    completion: &MockCompletion,
-    number: usize,
-    model: &str,
-    request_bytes: usize,
-) -> Vec<String> {
+pub(crate) fn frames(completion: &MockCompletion, number: usize, model: &str, request_bytes: usize) -> Vec<String> {
     let chunk = Chunk { id: format!("chatcmpl-mock-{number}"), model: model.to_owned(), created: unix_seconds() };
     let mut frames = vec![chunk.delta(json!({"role": "assistant", "content": "", "refusal": null}))];
     if let Some(thinking) = completion.thinking.as_deref() {
@@ -77,20 +73,9 @@ fn frame(value: &Value) -> String {
     format!("data: {value}\n\n")
 }
 
-/// OpenAI's usage object: the scripted counts, or an estimate of about four bytes per token.
+/// OpenAI's usage object (cached tokens are part of `prompt_tokens`).
 fn usage(completion: &MockCompletion, request_bytes: usize) -> Value {
-    let (input, output, cached) = match completion.usage {
-        Some(u) => (u.input, u.output, u.cache_read),
-        None => {
-            let produced = [completion.thinking.as_deref(), completion.text.as_deref()]
-                .iter()
-                .flatten()
-                .map(|s| s.len())
-                .sum::<usize>()
-                + completion.tool_calls.iter().map(|c| c.name.len() + c.arguments_text().len()).sum::<usize>();
-            (request_bytes.div_ceil(4) as u64, produced.div_ceil(4) as u64, 0)
-        }
-    };
+    let (input, output, cached) = usage_counts(completion, request_bytes);
     json!({
         "prompt_tokens": input + cached,
         "completion_tokens": output,
@@ -98,16 +83,6 @@ fn usage(completion: &MockCompletion, request_bytes: usize) -> Value {
         "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
     })
-}
-
-/// Splits `text` into at most `parts` non-empty pieces of about equal length, on character boundaries.
-fn split(text: &str, parts: usize) -> impl Iterator<Item = &str> {
-    let chars: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-    let count = parts.min(chars.len()).max(1);
-    let bounds: Vec<usize> = (0..=count)
-        .map(|k| if k == count { text.len() } else { chars.get(k * chars.len() / count).copied().unwrap_or(0) })
-        .collect();
-    (0..count).filter_map(move |k| text.get(bounds[k]..bounds[k + 1])).filter(|piece| !piece.is_empty())
 }
 
 fn unix_seconds() -> u64 {
@@ -120,14 +95,6 @@ mod tests {
     use crate::testing::MockToolCall;
 
     #[test]
-    fn splits_on_char_boundaries() {
-        assert_eq!(split("Hello world", 3).collect::<Vec<_>>(), ["Hel", "lo w", "orld"]);
-        assert_eq!(split("héé", 3).collect::<Vec<_>>(), ["h", "é", "é"]);
-        assert_eq!(split("ab", 3).collect::<Vec<_>>(), ["a", "b"]);
-        assert_eq!(split("", 3).count(), 0);
-    }
-
-    #[test]
     fn frames_look_like_openai() {
         let completion = MockCompletion {
             text: Some("Hi there".into()),
@@ -138,7 +105,7 @@ mod tests {
             }],
             ..MockCompletion::default()
         };
-        let frames = completion_frames(&completion, 7, "m", 40);
+        let frames = frames(&completion, 7, "m", 40);
         let parsed: Vec<Value> = frames
             .iter()
             .filter_map(|f| f.strip_prefix("data: "))
@@ -165,7 +132,7 @@ mod tests {
     fn stream_errors_replace_the_ending() {
         let completion =
             MockCompletion { text: Some("x".into()), stream_error: Some("boom".into()), ..MockCompletion::default() };
-        let frames = completion_frames(&completion, 1, "m", 0);
+        let frames = frames(&completion, 1, "m", 0);
         assert_eq!(
             frames.last().map(String::as_str),
             Some("data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\",\"code\":500}}\n\n")
