@@ -1,5 +1,6 @@
-//! SSE decoding throughput: a recorded ~1 MB response stream of each API, fed to its decoder in
-//! 16 KiB chunks (as a socket delivers it), reported in bytes per second.
+//! SSE decoding throughput: a recorded response stream of each API (a long answer streamed in
+//! token-sized deltas, as real servers send it), fed to its decoder in 16 KiB chunks (as a socket
+//! delivers it), reported in bytes of SSE per second.
 //!
 //! Run: `cargo bench -p pi-runtime --features testing --bench sse_decode`
 
@@ -14,12 +15,13 @@ fn main() {
     divan::main();
 }
 
-/// A long answer: thinking, about 1 MB of text in small deltas, and two tool calls.
+/// A long answer (about 2,000 tokens): thinking, 8 KB of text in 4-character deltas, two tool calls.
 fn recorded(api: MockApi) -> Vec<Vec<u8>> {
     let sentence = "The quick brown fox jumps over the lazy dog; ünïcödé — 日本語. ";
     let completion = MockCompletion {
-        thinking: Some(sentence.repeat(200)),
-        text: Some(sentence.repeat(14_000)),
+        thinking: Some(sentence.repeat(20)),
+        text: Some(sentence.repeat(120)),
+        delta_chars: Some(4),
         tool_calls: vec![
             MockToolCall { id: Some("call_1".into()), name: "read".into(), arguments: json!({"path": "src/main.rs"}) },
             MockToolCall { id: Some("call_2".into()), name: "bash".into(), arguments: json!({"command": "ls -la"}) },

@@ -32,7 +32,7 @@ enum Commands {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Serve scripted LLM responses (openai-completions streaming) on 127.0.0.1 until interrupted
+    /// Serve scripted LLM responses on 127.0.0.1 (all four APIs, chosen by request path) until interrupted
     MockLlm {
         /// JSON script: {"responses": [{"text": ...}, {"toolCalls": [...]}, {"error": {...}}]}
         #[arg(long)]

@@ -48,6 +48,9 @@ pub struct MockCompletion {
     pub stream_error: Option<String>,
     /// Send this many SSE chunks, then keep the connection open without sending anything more.
     pub stall_after: Option<usize>,
+    /// Stream text and thinking in pieces of this many characters (default: about three pieces),
+    /// e.g. 4 for token-sized deltas.
+    pub delta_chars: Option<usize>,
     /// Cut the body at pseudo-random byte positions (seeded) instead of at event boundaries, so
     /// clients must reassemble events split anywhere, even inside a UTF-8 character.
     pub split_seed: Option<u64>,
@@ -181,6 +184,7 @@ struct RawResponse {
     stream_error: Option<String>,
     stall_after: Option<usize>,
     split_seed: Option<u64>,
+    delta_chars: Option<usize>,
     error: Option<RawError>,
     raw: Option<String>,
 }
@@ -222,6 +226,7 @@ impl RawResponse {
             ("streamError", self.stream_error.is_some()),
             ("stallAfter", self.stall_after.is_some()),
             ("splitSeed", self.split_seed.is_some()),
+            ("deltaChars", self.delta_chars.is_some()),
         ];
         set.into_iter().filter(|(_, present)| *present).map(|(key, _)| key).collect()
     }
@@ -274,6 +279,7 @@ impl RawResponse {
             thinking_signature: self.thinking_signature,
             stall_after: self.stall_after,
             split_seed: self.split_seed,
+            delta_chars: self.delta_chars.filter(|n| *n > 0),
             text: self.text,
             tool_calls,
             usage: self.usage,

@@ -39,6 +39,8 @@ pub(crate) struct Compat {
     requires_tool_result_name: bool,
     requires_assistant_after_tool_result: bool,
     requires_thinking_as_text: bool,
+    /// Mistral accepts only tool-call ids of exactly nine ASCII letters and digits.
+    requires_mistral_tool_ids: bool,
     thinking_format: ThinkingFormat,
     reasoning_effort_map: Map<String, Value>,
 }
@@ -60,6 +62,7 @@ impl Compat {
             requires_tool_result_name: false,
             requires_assistant_after_tool_result: false,
             requires_thinking_as_text: false,
+            requires_mistral_tool_ids: false,
             thinking_format: if zai { ThinkingFormat::EnableThinking } else { ThinkingFormat::OpenAi },
             reasoning_effort_map: Map::new(),
         };
@@ -83,6 +86,7 @@ impl Compat {
         flag("requiresToolResultName", &mut self.requires_tool_result_name);
         flag("requiresAssistantAfterToolResult", &mut self.requires_assistant_after_tool_result);
         flag("requiresThinkingAsText", &mut self.requires_thinking_as_text);
+        flag("requiresMistralToolIds", &mut self.requires_mistral_tool_ids);
         if let Some(field) = o.get("maxTokensField").and_then(Value::as_str) {
             self.max_tokens_field = field.to_owned();
         }
@@ -185,6 +189,28 @@ pub(crate) fn normalize_tool_call_id(id: &str) -> String {
     }
 }
 
+/// A Mistral tool-call id: nine letters and digits derived from `id` (ids already in that form are
+/// kept), the same every time so a call and its result still match.
+pub(crate) fn mistral_tool_call_id(id: &str) -> String {
+    if id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return id.to_owned();
+    }
+    const ALPHABET: &[u8; 62] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    // FNV-1a over the id, then nine base-62 digits of the 64-bit hash.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in id.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (0..9)
+        .map(|_| {
+            let digit = ALPHABET[(hash % 62) as usize] as char;
+            hash /= 62;
+            digit
+        })
+        .collect()
+}
+
 fn image_url_part(data: &str, mime_type: &str) -> Value {
     json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}})
 }
@@ -197,7 +223,10 @@ fn convert_messages(model: &Model, context: &LlmContext, compat: &Compat) -> Vec
     }
     let mut last_was_tool_result = false;
     let mut pending_images: Vec<Value> = Vec::new();
-    for message in transform_messages(&context.messages, model, normalize_tool_call_id) {
+    let normalize = |id: &str| {
+        if compat.requires_mistral_tool_ids { mistral_tool_call_id(id) } else { normalize_tool_call_id(id) }
+    };
+    for message in transform_messages(&context.messages, model, normalize) {
         if !matches!(message, Message::ToolResult(_)) && !pending_images.is_empty() {
             out.push(tool_images_message(&mut pending_images));
             last_was_tool_result = false;

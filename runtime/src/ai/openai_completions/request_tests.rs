@@ -268,3 +268,41 @@ fn foreign_tool_call_ids_are_normalised() {
     assert_eq!(normalize_tool_call_id(&format!("{}|i", "a".repeat(50))), "a".repeat(40));
     assert_eq!(normalize_tool_call_id("toolu_01"), "toolu_01");
 }
+
+#[test]
+fn mistral_gets_nine_character_ids_that_keep_calls_and_results_paired() {
+    assert_eq!(mistral_tool_call_id("aB3dE6gH9"), "aB3dE6gH9", "valid ids are kept");
+    let made = mistral_tool_call_id("call_abc|fc_123");
+    assert_eq!(made.len(), 9);
+    assert!(made.bytes().all(|b| b.is_ascii_alphanumeric()), "{made}");
+    assert_eq!(made, mistral_tool_call_id("call_abc|fc_123"), "deterministic");
+    assert_ne!(made, mistral_tool_call_id("call_abd|fc_123"));
+
+    let mut mistral = model();
+    mistral.compat = Some(json!({"requiresMistralToolIds": true}));
+    let mut foreign = AssistantMessage {
+        content: vec![AssistantContent::ToolCall(ToolCall {
+            id: "toolu_01ABC".into(),
+            name: "read".into(),
+            arguments: json!({}),
+            thought_signature: None,
+        })],
+        api: "anthropic-messages".into(),
+        provider: "anthropic".into(),
+        model: "claude".into(),
+        ..AssistantMessage::default()
+    };
+    foreign.stop_reason = crate::protocol::StopReason::ToolUse;
+    let context = LlmContext {
+        messages: vec![
+            user("go"),
+            Message::Assistant(foreign),
+            tool_result("toolu_01ABC", vec![UserContent::text("ok")]),
+        ],
+        ..LlmContext::default()
+    };
+    let body = build_body(&mistral, &context, &StreamOptions::default());
+    let call_id = body["messages"][1]["tool_calls"][0]["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(call_id.len(), 9, "{body}");
+    assert_eq!(body["messages"][2]["tool_call_id"], call_id.as_str());
+}

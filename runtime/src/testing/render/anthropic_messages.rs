@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{split, sse_frame, thinking_signature, usage_counts};
+use super::{pieces, split, sse_frame, thinking_signature, usage_counts};
 use crate::testing::MockCompletion;
 
 /// The named SSE frames of one streamed message, each terminated by a blank line. `number` counts
@@ -32,14 +32,16 @@ pub(crate) fn frames(completion: &MockCompletion, number: usize, model: &str, re
     ];
     let mut blocks = Blocks { frames: &mut frames, next_index: 0 };
     if let Some(thinking) = completion.thinking.as_deref() {
-        let deltas = split(thinking, 3)
+        let deltas = pieces(completion, thinking, 3)
+            .into_iter()
             .map(|piece| json!({"type": "thinking_delta", "thinking": piece}))
             .chain([json!({"type": "signature_delta", "signature": thinking_signature(completion, number)})])
             .collect();
         blocks.push(json!({"type": "thinking", "thinking": "", "signature": ""}), deltas);
     }
     if let Some(text) = completion.text.as_deref() {
-        let deltas = split(text, 3).map(|piece| json!({"type": "text_delta", "text": piece})).collect();
+        let deltas =
+            pieces(completion, text, 3).into_iter().map(|piece| json!({"type": "text_delta", "text": piece})).collect();
         blocks.push(json!({"type": "text", "text": ""}), deltas);
     }
     for call in &completion.tool_calls {

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{split, thinking_signature, usage_counts};
+use super::{pieces, thinking_signature, usage_counts};
 use crate::testing::MockCompletion;
 
 /// The `data:` frames of one streamed answer, each already terminated by a blank line.
@@ -14,19 +14,19 @@ pub(crate) fn frames(completion: &MockCompletion, number: usize, model: &str, re
     let response_id = format!("mock-response-{number}");
     let mut chunks: Vec<Vec<Value>> = Vec::new();
     if let Some(thinking) = completion.thinking.as_deref() {
-        let pieces: Vec<&str> = split(thinking, 3).collect();
+        let thought_pieces: Vec<&str> = pieces(completion, thinking, 3);
         let signature = signature(completion, number);
-        for (k, piece) in pieces.iter().enumerate() {
+        for (k, piece) in thought_pieces.iter().enumerate() {
             let mut part = json!({"text": piece, "thought": true});
             // Gemini signs the end of the thought.
-            if k + 1 == pieces.len() {
+            if k + 1 == thought_pieces.len() {
                 part["thoughtSignature"] = json!(signature);
             }
             chunks.push(vec![part]);
         }
     }
     if let Some(text) = completion.text.as_deref() {
-        chunks.extend(split(text, 3).map(|piece| vec![json!({"text": piece})]));
+        chunks.extend(pieces(completion, text, 3).into_iter().map(|piece| vec![json!({"text": piece})]));
     }
     if !completion.tool_calls.is_empty() {
         let calls = completion

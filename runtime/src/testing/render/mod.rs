@@ -95,6 +95,23 @@ pub(crate) fn split(text: &str, parts: usize) -> impl Iterator<Item = &str> {
     (0..count).filter_map(move |k| text.get(bounds[k]..bounds[k + 1])).filter(|piece| !piece.is_empty())
 }
 
+/// The pieces text or thinking streams in: `completion.delta_chars` characters each when set, else
+/// about `parts` pieces.
+pub(crate) fn pieces<'a>(completion: &MockCompletion, text: &'a str, parts: usize) -> Vec<&'a str> {
+    match completion.delta_chars {
+        Some(size) => {
+            let starts: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(size.max(1)).collect();
+            let mut out = Vec::with_capacity(starts.len());
+            for (k, start) in starts.iter().enumerate() {
+                let end = starts.get(k + 1).copied().unwrap_or(text.len());
+                out.push(&text[*start..end]);
+            }
+            out
+        }
+        None => split(text, parts).collect(),
+    }
+}
+
 /// One `data:` frame (with an optional `event:` name).
 pub(crate) fn sse_frame(event: Option<&str>, data: &Value) -> String {
     match event {

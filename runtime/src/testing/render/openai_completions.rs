@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{split, usage_counts};
+use super::{pieces, split, usage_counts};
 use crate::testing::MockCompletion;
 
 /// The `data:` frames of one streamed completion, each already terminated by a blank line.
@@ -12,10 +12,12 @@ pub(crate) fn frames(completion: &MockCompletion, number: usize, model: &str, re
     let chunk = Chunk { id: format!("chatcmpl-mock-{number}"), model: model.to_owned(), created: unix_seconds() };
     let mut frames = vec![chunk.delta(json!({"role": "assistant", "content": "", "refusal": null}))];
     if let Some(thinking) = completion.thinking.as_deref() {
-        frames.extend(split(thinking, 3).map(|piece| chunk.delta(json!({"reasoning_content": piece}))));
+        frames.extend(
+            pieces(completion, thinking, 3).into_iter().map(|piece| chunk.delta(json!({"reasoning_content": piece}))),
+        );
     }
     if let Some(text) = completion.text.as_deref() {
-        frames.extend(split(text, 3).map(|piece| chunk.delta(json!({"content": piece}))));
+        frames.extend(pieces(completion, text, 3).into_iter().map(|piece| chunk.delta(json!({"content": piece}))));
     }
     for (index, call) in completion.tool_calls.iter().enumerate() {
         let opening = json!({"tool_calls": [{

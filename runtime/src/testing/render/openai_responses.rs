@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{split, sse_frame, thinking_signature, usage_counts};
+use super::{pieces, split, sse_frame, thinking_signature, usage_counts};
 use crate::testing::MockCompletion;
 
 /// The SSE frames of one streamed response, each already terminated by a blank line.
@@ -24,7 +24,7 @@ pub(crate) fn frames(completion: &MockCompletion, number: usize, model: &str, re
         output.push(item);
     }
     if let Some(text) = completion.text.as_deref() {
-        output.push(stream.message_item(output.len(), format!("msg_mock_{tag}"), text));
+        output.push(stream.message_item(output.len(), format!("msg_mock_{tag}"), text, completion));
     }
     for (index, call) in completion.tool_calls.iter().enumerate() {
         let call_id = call.id.clone().unwrap_or_else(|| format!("call_mock_{tag}_{index}"));
@@ -94,7 +94,7 @@ impl ResponseStream {
         let part = |text: &str| json!({"type": "summary_text", "text": text});
         let at = json!({"item_id": id, "output_index": output_index, "summary_index": 0});
         self.push("response.reasoning_summary_part.added", with(&at, json!({"part": part("")})));
-        for piece in split(thinking, 3) {
+        for piece in pieces(completion, thinking, 3).into_iter() {
             self.push("response.reasoning_summary_text.delta", with(&at, json!({"delta": piece})));
         }
         self.push("response.reasoning_summary_text.done", with(&at, json!({"text": thinking})));
@@ -109,13 +109,13 @@ impl ResponseStream {
         done
     }
 
-    fn message_item(&mut self, output_index: usize, id: String, text: &str) -> Value {
+    fn message_item(&mut self, output_index: usize, id: String, text: &str, completion: &MockCompletion) -> Value {
         let added = json!({"id": id, "type": "message", "status": "in_progress", "content": [], "role": "assistant"});
         self.push("response.output_item.added", json!({"output_index": output_index, "item": added}));
         let part = |text: &str| json!({"type": "output_text", "annotations": [], "logprobs": [], "text": text});
         let at = json!({"item_id": id, "output_index": output_index, "content_index": 0});
         self.push("response.content_part.added", with(&at, json!({"part": part("")})));
-        for piece in split(text, 3) {
+        for piece in pieces(completion, text, 3).into_iter() {
             self.push("response.output_text.delta", with(&at, json!({"delta": piece, "logprobs": []})));
         }
         self.push("response.output_text.done", with(&at, json!({"text": text, "logprobs": []})));
