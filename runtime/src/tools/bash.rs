@@ -85,7 +85,12 @@ impl AgentTool for BashTool {
                     details: details(t, full),
                 });
             };
-            let out = run_command(&command, &self.env.cwd, timeout, &ctx.cancel, on_update).await?;
+            let command = match self.env.command_prefix.as_deref().filter(|prefix| !prefix.is_empty()) {
+                Some(prefix) => format!("{prefix}\n{command}"),
+                None => command,
+            };
+            let shell = ShellCommand::for_env(&self.env)?;
+            let out = run_command(&command, &shell, timeout, &ctx.cancel, on_update).await?;
             if out.cancelled {
                 return Err(ToolError::new(append_status(&out.formatted(""), "Command aborted")));
             }
@@ -258,8 +263,51 @@ impl Drop for GroupKiller {
     }
 }
 
-/// The shell to run: `/bin/bash`, else `bash` on PATH, else `sh`.
-fn shell_path() -> PathBuf {
+/// Where and how a command runs: the shell, its working directory and its `PATH`.
+#[derive(Debug, Clone)]
+pub struct ShellCommand {
+    pub shell: PathBuf,
+    pub cwd: PathBuf,
+    /// Put in front of the inherited `PATH` when set.
+    pub bin_dir: Option<PathBuf>,
+}
+
+impl ShellCommand {
+    /// The default shell in `cwd`.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self { shell: default_shell(), cwd: cwd.into(), bin_dir: None }
+    }
+
+    /// The shell the environment asks for; a configured shell that does not exist is an error.
+    pub fn for_env(env: &ToolEnvironment) -> Result<Self, ToolError> {
+        let shell = match env.shell_path.as_deref().filter(|path| !path.as_os_str().is_empty()) {
+            Some(custom) if custom.exists() => custom.to_path_buf(),
+            Some(custom) => {
+                return Err(ToolError::new(format!(
+                    "The shell set as shellPath in settings.json does not exist: {}",
+                    custom.display()
+                )));
+            }
+            None => default_shell(),
+        };
+        Ok(Self { shell, cwd: env.cwd.clone(), bin_dir: env.bin_dir.clone() })
+    }
+
+    /// `PATH` with `bin_dir` in front (unless it is already listed), or `None` to inherit it unchanged.
+    fn path_env(&self) -> Option<std::ffi::OsString> {
+        let bin_dir = self.bin_dir.as_ref()?;
+        let current = std::env::var_os("PATH").unwrap_or_default();
+        if std::env::split_paths(&current).any(|dir| &dir == bin_dir) {
+            return None;
+        }
+        let dirs = std::iter::once(bin_dir.clone())
+            .chain(std::env::split_paths(&current).filter(|d| !d.as_os_str().is_empty()));
+        std::env::join_paths(dirs).ok()
+    }
+}
+
+/// The shell pi picks: `/bin/bash`, else `bash` on PATH, else `sh`.
+fn default_shell() -> PathBuf {
     let default = PathBuf::from("/bin/bash");
     if default.exists() {
         return default;
@@ -276,17 +324,18 @@ async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
-/// Runs `command` with `bash -c` in `cwd`, in a new process group, stdout and stderr sharing one pipe so their
+/// Runs `command` with `<shell> -c` in the shell's working directory, in a new process group, stdout and stderr sharing one pipe so their
 /// order is kept. `on_update` gets the tail-truncated output as it grows (throttled). On timeout or
 /// cancellation the whole process group is killed with SIGKILL. Once the shell has exited, output is read for
 /// a short grace period only, so background processes holding the pipe cannot keep the call waiting.
 pub async fn run_command(
     command: &str,
-    cwd: &Path,
+    shell: &ShellCommand,
     timeout: Option<Duration>,
     cancel: &CancellationToken,
     mut on_update: impl FnMut(&TruncationResult, Option<&Path>),
 ) -> Result<BashOutput, ToolError> {
+    let cwd = &shell.cwd;
     if !cwd.is_dir() {
         return Err(ToolError::new(format!(
             "Working directory does not exist: {}\nCannot execute bash commands.",
@@ -297,7 +346,10 @@ pub async fn run_command(
     let (reader, writer) = std::io::pipe().map_err(|e| io_err("create output pipe", e))?;
     let mut child = {
         let writer_err = writer.try_clone().map_err(|e| io_err("create output pipe", e))?;
-        let mut cmd = tokio::process::Command::new(shell_path());
+        let mut cmd = tokio::process::Command::new(&shell.shell);
+        if let Some(path) = shell.path_env() {
+            cmd.env("PATH", path);
+        }
         cmd.arg("-c")
             .arg(command)
             .current_dir(cwd)

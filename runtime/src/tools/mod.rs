@@ -3,15 +3,33 @@
 pub mod bash;
 pub mod edit;
 mod edit_diff;
+pub mod find;
+mod find_glob;
+pub mod grep;
+mod grep_search;
+mod listing;
+pub mod ls;
+mod ls_order;
 pub mod path;
 pub mod read;
 pub mod truncate;
+mod walk;
 pub mod write;
 
 #[cfg(test)]
 mod tests_bash;
 #[cfg(test)]
 mod tests_edit;
+#[cfg(test)]
+mod tests_find;
+#[cfg(test)]
+mod tests_grep;
+#[cfg(test)]
+mod tests_ls;
+#[cfg(test)]
+mod tests_pi_search;
+#[cfg(test)]
+mod tests_pi_search_edge;
 #[cfg(test)]
 mod tests_read;
 #[cfg(test)]
@@ -95,21 +113,31 @@ pub trait AgentTool: Send + Sync {
     fn execute(&self, args: Value, ctx: ToolContext) -> ToolFuture<'_>;
 }
 
-/// Where built-in tools work.
+/// Where built-in tools work, and how `bash` runs commands.
 #[derive(Debug, Clone)]
 pub struct ToolEnvironment {
     /// Relative paths resolve against this directory.
     pub cwd: PathBuf,
+    /// The shell `bash` runs commands with (settings `shellPath`); `None` picks `/bin/bash`, then `bash` on
+    /// `PATH`, then `sh`.
+    pub shell_path: Option<PathBuf>,
+    /// Lines run before every `bash` command (settings `shellCommandPrefix`), e.g. `shopt -s expand_aliases`.
+    pub command_prefix: Option<String>,
+    /// A directory put in front of `PATH` for `bash` commands (the agent directory's `bin/`).
+    pub bin_dir: Option<PathBuf>,
 }
 
 impl ToolEnvironment {
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self { cwd: cwd.into() }
+        Self { cwd: cwd.into(), shell_path: None, command_prefix: None, bin_dir: None }
     }
 }
 
+/// The built-in tools pi activates when no tool selection is given (grep, find and ls are opt-in).
+pub const DEFAULT_TOOL_NAMES: [&str; 4] = ["read", "bash", "edit", "write"];
+
 /// Names of the built-in tools, in pi's order.
-pub const BUILTIN_TOOL_NAMES: [&str; 4] = ["read", "bash", "edit", "write"];
+pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 /// The built-in tool called `name`, if there is one.
 pub fn builtin_tool(name: &str, env: &ToolEnvironment) -> Option<Arc<dyn AgentTool>> {
@@ -118,6 +146,9 @@ pub fn builtin_tool(name: &str, env: &ToolEnvironment) -> Option<Arc<dyn AgentTo
         "bash" => Some(Arc::new(bash::BashTool::new(env.clone()))),
         "edit" => Some(Arc::new(edit::EditTool::new(env.clone()))),
         "write" => Some(Arc::new(write::WriteTool::new(env.clone()))),
+        "grep" => Some(Arc::new(grep::GrepTool::new(env.clone()))),
+        "find" => Some(Arc::new(find::FindTool::new(env.clone()))),
+        "ls" => Some(Arc::new(ls::LsTool::new(env.clone()))),
         _ => None,
     }
 }
@@ -127,6 +158,27 @@ pub(crate) fn arg_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolErr
     args.get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::new(format!("Invalid arguments: \"{key}\" must be a string")))
+}
+
+/// The optional string argument `key`; like pi's `value || default`, an empty string counts as absent.
+pub(crate) fn arg_opt_str<'a>(args: &'a Value, key: &str) -> Result<Option<&'a str>, ToolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str()).filter(|s| !s.is_empty())),
+        Some(_) => Err(ToolError::new(format!("Invalid arguments: \"{key}\" must be a string"))),
+    }
+}
+
+/// The optional boolean argument `key` (false when absent); `"true"`/`"false"` and 1/0 are accepted like
+/// AJV's `coerceTypes`.
+pub(crate) fn arg_bool(args: &Value, key: &str) -> Result<bool, ToolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::String(s)) if s == "true" || s == "false" => Ok(s == "true"),
+        Some(Value::Number(n)) if n.as_f64() == Some(1.0) || n.as_f64() == Some(0.0) => Ok(n.as_f64() == Some(1.0)),
+        Some(_) => Err(ToolError::new(format!("Invalid arguments: \"{key}\" must be a boolean"))),
+    }
 }
 
 /// The optional numeric argument `key`; numeric strings are accepted like AJV's `coerceTypes`.

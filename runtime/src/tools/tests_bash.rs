@@ -208,3 +208,49 @@ async fn missing_working_directory_is_reported() {
         format!("Working directory does not exist: {}\nCannot execute bash commands.", gone.display())
     );
 }
+
+async fn run_in(env: ToolEnvironment, command: &str) -> Result<AgentToolResult, ToolError> {
+    builtin_tool("bash", &env).unwrap().execute(json!({"command": command}), ToolContext::new("call-1")).await
+}
+
+#[tokio::test]
+async fn the_configured_shell_runs_the_command() {
+    let dir = TempDir::new().unwrap();
+    let mut env = ToolEnvironment::new(dir.path());
+    assert_eq!(text(&run_in(env.clone(), "echo $0").await.unwrap()), "/bin/bash\n");
+    env.shell_path = Some("/bin/sh".into());
+    assert_eq!(text(&run_in(env, "echo $0").await.unwrap()), "/bin/sh\n");
+}
+
+#[tokio::test]
+async fn a_configured_shell_that_does_not_exist_is_reported() {
+    let dir = TempDir::new().unwrap();
+    let mut env = ToolEnvironment::new(dir.path());
+    env.shell_path = Some(dir.path().join("no-such-shell"));
+    let err = run_in(env, "echo hi").await.unwrap_err();
+    assert!(err.message.contains("shellPath") && err.message.contains("no-such-shell"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn the_command_prefix_runs_first_in_the_same_shell() {
+    let dir = TempDir::new().unwrap();
+    let mut env = ToolEnvironment::new(dir.path());
+    env.command_prefix = Some("GREETING=from-prefix\nset -e".into());
+    let result = run_in(env, "echo $GREETING; false; echo unreachable").await.unwrap_err();
+    assert_eq!(result.message, "from-prefix\n\n\nCommand exited with code 1");
+}
+
+#[tokio::test]
+async fn the_bin_dir_comes_first_on_path() {
+    let dir = TempDir::new().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let script = bin.join("ls");
+    std::fs::write(&script, "#!/bin/sh\necho shadowed ls\n").unwrap();
+    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).unwrap();
+    let mut env = ToolEnvironment::new(dir.path());
+    env.bin_dir = Some(bin);
+    assert_eq!(text(&run_in(env, "ls").await.unwrap()), "shadowed ls\n");
+}
