@@ -41,6 +41,11 @@ pub struct SystemPromptOptions {
     /// An optional documentation block, placed after the guidelines.
     pub documentation: Option<String>,
     pub context_files: Vec<ContextFile>,
+    /// Skills listed for the model (only when `read` is active; see [`SystemPromptOptions::tools_selected`]).
+    pub skills: Vec<super::Skill>,
+    /// Whether the tool set was chosen explicitly. With a custom prompt and no explicit choice, pi lists
+    /// skills even when `read` is not among the tools.
+    pub tools_selected: bool,
     /// Working directory shown on the last line.
     pub cwd: PathBuf,
     /// Local date as `YYYY-MM-DD`; `None` uses today.
@@ -58,6 +63,11 @@ pub fn build_system_prompt(options: &SystemPromptOptions) -> String {
         prompt.push_str(append);
     }
     push_context_files(&mut prompt, &options.context_files);
+    let read_active = options.tools.iter().any(|tool| tool.name == "read");
+    let list_skills = read_active || (options.custom_prompt.is_some() && !options.tools_selected);
+    if list_skills {
+        prompt.push_str(&super::format_skills_for_prompt(&options.skills));
+    }
     let date = options.date.clone().unwrap_or_else(|| chrono::Local::now().format("%Y-%m-%d").to_string());
     prompt.push_str("\nCurrent date: ");
     prompt.push_str(&date);
@@ -158,3 +168,7 @@ fn display_cwd(cwd: &Path) -> String {
 #[cfg(test)]
 #[path = "system_prompt_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "system_prompt_snapshots.rs"]
+mod snapshots;
