@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::error::SpecError;
-use crate::spec::{AgentSpec, BUILTIN_TOOLS, ExecutionSpec};
+use crate::spec::{AgentSpec, DEFAULT_TOOLS, ExecutionSpec};
 
 /// Tokens of an expression that builds the agent's `::pi_runtime::AgentDefinition`.
 pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
@@ -16,7 +16,7 @@ pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
         .tools
         .as_ref()
         .and_then(|tools| tools.builtin.clone())
-        .unwrap_or_else(|| BUILTIN_TOOLS.iter().map(|tool| (*tool).to_owned()).collect());
+        .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|tool| (*tool).to_owned()).collect());
     let execution = match spec.tools.as_ref().and_then(|tools| tools.execution) {
         Some(ExecutionSpec::Sequential) => quote!(::pi_runtime::ToolExecutionMode::Sequential),
         Some(ExecutionSpec::Parallel) | None => quote!(::pi_runtime::ToolExecutionMode::Parallel),
@@ -29,6 +29,8 @@ pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
         Some(text) => quote!(::core::option::Option::Some(#text.to_owned())),
         None => quote!(::core::option::Option::None),
     };
+    let guidelines = spec.system_prompt.as_ref().map(|prompt| prompt.guidelines.clone()).unwrap_or_default();
+    let documentation = option(spec.system_prompt.as_ref().and_then(|prompt| prompt.documentation.as_ref()));
     let model = spec.model.as_ref();
     let default_provider = option(model.and_then(|m| m.provider.as_ref()));
     let default_model = option(model.and_then(|m| m.id.as_ref()));
@@ -40,6 +42,8 @@ pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
             config_dir: #config_dir.to_owned(),
             agent_dir_env: #agent_dir_env.to_owned(),
             identity: #identity,
+            guidelines: vec![#(#guidelines.to_owned()),*],
+            documentation: #documentation,
             tools: vec![#(#tools.to_owned()),*],
             tool_execution: #execution,
             default_provider: #default_provider,
@@ -88,5 +92,32 @@ mod tests {
         assert!(source.contains("::pi_runtime::ToolExecutionMode::Sequential"), "{source}");
         assert!(source.contains("default_provider: ::core::option::Option::Some(\"mock\".to_owned())"), "{source}");
         assert!(source.contains("identity: ::pi_runtime::prompt::DEFAULT_IDENTITY.to_owned()"), "{source}");
+        assert!(source.contains("guidelines: vec![]"), "{source}");
+        assert!(source.contains("documentation: ::core::option::Option::None"), "{source}");
+    }
+
+    /// The text without whitespace, so assertions do not depend on how prettyplease wraps lines.
+    fn squash(text: &str) -> String {
+        text.chars().filter(|c| !c.is_whitespace()).collect()
+    }
+
+    #[test]
+    fn prompt_settings_and_explorer_tools_reach_the_definition() {
+        let yaml = "version: 1\nname: scout\ntools:\n  builtin: [read, grep, find, ls]\nsystem_prompt:\n  identity: You scout code.\n  guidelines: [Never edit files]\n  documentation: 'Docs: /opt/scout/README.md'\n";
+        let spec = parse_spec(Path::new("scout.yaml"), yaml).expect("valid");
+        let source = squash(&main_rs(&spec, "scout.yaml").expect("generates"));
+        let tools = "tools: vec![\"read\".to_owned(), \"grep\".to_owned(), \"find\".to_owned(), \"ls\".to_owned()]";
+        assert!(source.contains(&squash(tools)), "{source}");
+        assert!(source.contains(&squash("identity: \"You scout code.\".to_owned()")), "{source}");
+        assert!(source.contains(&squash("guidelines: vec![\"Never edit files\".to_owned()]")), "{source}");
+        assert!(source.contains("Option::Some(\"Docs:/opt/scout/README.md\".to_owned(),)"), "{source}");
+    }
+
+    #[test]
+    fn agents_without_a_tool_list_get_pis_four_defaults() {
+        let spec = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\n").expect("valid");
+        let source = squash(&main_rs(&spec, "a.yaml").expect("generates"));
+        let tools = "tools: vec![\"read\".to_owned(), \"bash\".to_owned(), \"edit\".to_owned(), \"write\".to_owned()]";
+        assert!(source.contains(&squash(tools)), "{source}");
     }
 }

@@ -4,7 +4,10 @@
 use serde::Deserialize;
 
 /// Built-in tools the runtime provides, in pi's order.
-pub const BUILTIN_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+pub const BUILTIN_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// The built-in tools an agent gets when its YAML names none (pi's defaults; grep, find and ls are opt-in).
+pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 
 /// One agent YAML file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -47,6 +50,12 @@ pub struct SystemPromptSpec {
     /// The first paragraph of the default prompt.
     #[serde(default)]
     pub identity: Option<String>,
+    /// Guidelines added after the ones derived from the active tools.
+    #[serde(default)]
+    pub guidelines: Vec<String>,
+    /// A documentation block after the guidelines, e.g. where the agent's own docs live.
+    #[serde(default)]
+    pub documentation: Option<String>,
 }
 
 /// Which tools the agent has and how they run.

@@ -25,6 +25,10 @@ pub struct AgentDefinition {
     pub agent_dir_env: String,
     /// First line of the default system prompt.
     pub identity: String,
+    /// Guidelines added after the tool-derived ones in the default system prompt.
+    pub guidelines: Vec<String>,
+    /// A documentation block placed after the guidelines (pointers to the agent's own docs).
+    pub documentation: Option<String>,
     /// Built-in tools active by default, in order.
     pub tools: Vec<String>,
     pub tool_execution: ToolExecutionMode,
@@ -42,7 +46,9 @@ impl Default for AgentDefinition {
             config_dir: ".pi".to_owned(),
             agent_dir_env: "PI_CODING_AGENT_DIR".to_owned(),
             identity: crate::prompt::DEFAULT_IDENTITY.to_owned(),
-            tools: crate::tools::BUILTIN_TOOL_NAMES.iter().map(|s| (*s).to_owned()).collect(),
+            guidelines: Vec::new(),
+            documentation: None,
+            tools: crate::tools::DEFAULT_TOOL_NAMES.iter().map(|s| (*s).to_owned()).collect(),
             tool_execution: ToolExecutionMode::default(),
             default_provider: None,
             default_model: None,

@@ -47,6 +47,21 @@ pub struct CliArgs {
     /// Disable all tools
     #[arg(long = "no-tools")]
     pub no_tools: bool,
+    /// Load a skill file or directory (repeatable)
+    #[arg(long = "skill", value_name = "path")]
+    pub skills: Vec<String>,
+    /// Do not discover skills (explicit --skill paths still load)
+    #[arg(long = "no-skills")]
+    pub no_skills: bool,
+    /// Load a prompt template file or directory (repeatable)
+    #[arg(long = "prompt-template", value_name = "path")]
+    pub prompt_templates: Vec<String>,
+    /// Do not discover prompt templates (explicit --prompt-template paths still load)
+    #[arg(long = "no-prompt-templates")]
+    pub no_prompt_templates: bool,
+    /// Do not load AGENTS.md / CLAUDE.md context files
+    #[arg(long = "no-context-files")]
+    pub no_context_files: bool,
     /// Thinking level: off, minimal, low, medium, high, xhigh
     #[arg(long, value_name = "level")]
     pub thinking: Option<String>,
@@ -65,7 +80,8 @@ pub struct CliArgs {
 }
 
 /// pi's single-dash multi-letter flags, rewritten to their long forms before clap sees them.
-const SINGLE_DASH_ALIASES: [(&str, &str); 1] = [("-nt", "--no-tools")];
+const SINGLE_DASH_ALIASES: [(&str, &str); 4] =
+    [("-nt", "--no-tools"), ("-ns", "--no-skills"), ("-np", "--no-prompt-templates"), ("-nc", "--no-context-files")];
 
 /// Parses `args` (without the program name) for the agent `definition`.
 pub fn parse_args(

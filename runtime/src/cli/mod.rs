@@ -12,6 +12,8 @@ mod models_json;
 mod modes;
 mod paths;
 mod registry;
+mod resources;
+mod settings;
 mod setup;
 mod text_match;
 
@@ -29,6 +31,7 @@ pub use models_json::{
 };
 pub use paths::{agent_dir, expand_home, project_dir};
 pub use registry::{ModelRegistry, RegisteredModel};
+pub use settings::{Settings, SettingsProblem};
 pub use setup::{DEFAULT_THINKING_LEVEL, ResolvedModel, resolve_model};
 
 use crate::AgentDefinition;

@@ -23,6 +23,7 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
         None
     };
     for message in messages {
+        let message = prepared.resources.expand(&message);
         agent.prompt(message).await.map_err(|error| CliError::Agent(error.to_string()))?;
     }
     let last = last_assistant(&agent.state().messages);

@@ -26,7 +26,7 @@ pub fn expand_home(path: &Path) -> PathBuf {
     }
 }
 
-fn home_dir() -> PathBuf {
+pub(crate) fn home_dir() -> PathBuf {
     std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
 }
 

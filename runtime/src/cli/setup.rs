@@ -11,11 +11,13 @@ use super::model_select::{ModelRequest, ModelSource, select_model};
 use super::models_json::load_models_json;
 use super::paths::{agent_dir, expand_home, project_dir};
 use super::registry::ModelRegistry;
+use super::resources::{Resources, load_resources};
+use super::settings::Settings;
 use crate::AgentDefinition;
 use crate::agent::{Agent, AgentOptions};
 use crate::ai::catalog::{api_key_env_vars, clamp_thinking_level};
 use crate::ai::{Model, ThinkingLevel, default_registry};
-use crate::prompt::{CONTEXT_FILE_NAMES, PromptTool, SystemPromptOptions, build_system_prompt, load_context_files};
+use crate::prompt::{CONTEXT_FILE_NAMES, SystemPromptBuilder, SystemPromptOptions, load_context_files};
 use crate::tools::{AgentTool, BUILTIN_TOOL_NAMES, ToolEnvironment, builtin_tool};
 
 /// pi's thinking level when nothing sets one (clamped to what the model supports).
@@ -25,6 +27,8 @@ pub const DEFAULT_THINKING_LEVEL: ThinkingLevel = ThinkingLevel::Medium;
 pub struct Prepared {
     pub agent: Agent,
     pub cwd: PathBuf,
+    /// Skills and prompt templates that expand the prompts of this run.
+    pub resources: Resources,
 }
 
 /// Resolves everything from files, environment and flags.
@@ -32,8 +36,14 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
     let cwd = std::env::current_dir().map_err(|source| CliError::Read { path: ".".into(), source })?;
     let agent_dir = agent_dir(definition);
     let resolved = resolve_model(definition, args, &agent_dir, &process_env)?;
-    let tools = select_tools(definition, args, &cwd);
-    let system_prompt = system_prompt(definition, args, &agent_dir, &cwd, &tools)?;
+    let (settings, problems) = Settings::load(&agent_dir, &project_dir(definition, &cwd));
+    for problem in problems {
+        eprintln!("Warning: {problem}");
+    }
+    let tools = select_tools(definition, args, &tool_environment(&cwd, &agent_dir, &settings));
+    let resources = load_resources(definition, args, &agent_dir, &cwd, &settings);
+    let prompt = prompt_builder(definition, args, &agent_dir, &cwd, &resources)?;
+    let system_prompt = prompt.build(&tools);
     let agent = Agent::new(AgentOptions {
         model: Some(resolved.model),
         system_prompt,
@@ -44,7 +54,7 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
         idle_timeout: stream_idle_timeout(|name| std::env::var(name).ok()),
         ..AgentOptions::new(Arc::new(default_registry()))
     });
-    Ok(Prepared { agent, cwd })
+    Ok(Prepared { agent, cwd, resources })
 }
 
 /// Environment variable: how long a model stream may stay silent before the request fails
@@ -123,10 +133,23 @@ pub fn resolve_model(
     Ok(ResolvedModel { model, api_key, thinking })
 }
 
+/// Where the built-in tools work: the working directory, the shell settings, and the agent directory's
+/// `bin/` in front of `PATH` (where pi keeps the helper binaries it installs).
+fn tool_environment(cwd: &Path, agent_dir: &Path, settings: &Settings) -> ToolEnvironment {
+    let mut environment = ToolEnvironment::new(cwd);
+    environment.shell_path = settings.string("shellPath").filter(|path| !path.is_empty()).map(PathBuf::from);
+    environment.command_prefix = settings.string("shellCommandPrefix").map(str::to_owned);
+    environment.bin_dir = Some(agent_dir.join("bin"));
+    environment
+}
+
 /// The active tools: `--no-tools`, else `--tools` (in the order given), else the agent's defaults.
 /// Like pi, names of tools that do not exist are skipped; unlike pi, each one is reported.
-fn select_tools(definition: &AgentDefinition, args: &CliArgs, cwd: &Path) -> Vec<Arc<dyn AgentTool>> {
-    let environment = ToolEnvironment::new(cwd);
+fn select_tools(
+    definition: &AgentDefinition,
+    args: &CliArgs,
+    environment: &ToolEnvironment,
+) -> Vec<Arc<dyn AgentTool>> {
     let names: Vec<String> = if args.no_tools {
         Vec::new()
     } else if let Some(list) = &args.tools {
@@ -139,7 +162,7 @@ fn select_tools(definition: &AgentDefinition, args: &CliArgs, cwd: &Path) -> Vec
         if tools.iter().any(|tool| tool.name() == name) {
             continue;
         }
-        match builtin_tool(name, &environment) {
+        match builtin_tool(name, environment) {
             Some(tool) => tools.push(tool),
             None => eprintln!(
                 "Warning: unknown tool \"{name}\" ignored; available tools: {}",
@@ -150,13 +173,15 @@ fn select_tools(definition: &AgentDefinition, args: &CliArgs, cwd: &Path) -> Vec
     tools
 }
 
-fn system_prompt(
+/// The system prompt's inputs other than the tools: SYSTEM.md or `--system-prompt`, APPEND_SYSTEM.md or
+/// `--append-system-prompt`, context files, skills and the agent's own prompt settings.
+fn prompt_builder(
     definition: &AgentDefinition,
     args: &CliArgs,
     agent_dir: &Path,
     cwd: &Path,
-    tools: &[Arc<dyn AgentTool>],
-) -> Result<String, CliError> {
+    resources: &Resources,
+) -> Result<SystemPromptBuilder, CliError> {
     let project = project_dir(definition, cwd);
     let custom_prompt = match &args.system_prompt {
         Some(value) => Some(text_or_file(value)?),
@@ -168,20 +193,19 @@ fn system_prompt(
         let parts: Result<Vec<String>, CliError> = args.append_system_prompt.iter().map(|v| text_or_file(v)).collect();
         Some(parts?.join("\n\n"))
     };
-    let prompt_tools = tools
-        .iter()
-        .map(|tool| PromptTool {
-            name: tool.name().to_owned(),
-            snippet: tool.prompt_snippet().unwrap_or_else(|| tool.description()).to_owned(),
-            guidelines: tool.prompt_guidelines().to_vec(),
-        })
-        .collect();
-    Ok(build_system_prompt(&SystemPromptOptions {
+    Ok(SystemPromptBuilder::new(SystemPromptOptions {
         identity: definition.identity.clone(),
+        extra_guidelines: definition.guidelines.clone(),
+        documentation: definition.documentation.clone(),
         custom_prompt,
         append,
-        tools: prompt_tools,
-        context_files: load_context_files(agent_dir, cwd, &CONTEXT_FILE_NAMES),
+        context_files: if args.no_context_files {
+            Vec::new()
+        } else {
+            load_context_files(agent_dir, cwd, &CONTEXT_FILE_NAMES)
+        },
+        skills: resources.skills.clone(),
+        tools_selected: args.tools.is_some() || args.no_tools,
         cwd: cwd.to_path_buf(),
         ..SystemPromptOptions::default()
     }))
