@@ -15,7 +15,15 @@ const DIFF_CONTEXT_LINES: usize = 4;
 pub struct EditTool {
     env: ToolEnvironment,
     parameters: Value,
+    guidelines: Vec<String>,
 }
+
+/// What the system prompt tells the model about `edits[]`.
+const EDIT_GUIDELINES: [&str; 3] = [
+    "To change several places in one file, send one edit call with several entries in edits[], not several calls",
+    "Every edits[].oldText is matched against the file as it was before the call; edits must not overlap, so merge changes to neighbouring lines into one entry",
+    "Keep each edits[].oldText short, but long enough to occur only once in the file",
+];
 
 impl EditTool {
     pub fn new(env: ToolEnvironment) -> Self {
@@ -40,7 +48,7 @@ impl EditTool {
             },
             "additionalProperties": false
         });
-        Self { env, parameters }
+        Self { env, parameters, guidelines: EDIT_GUIDELINES.iter().map(|line| (*line).to_owned()).collect() }
     }
 }
 
@@ -108,6 +116,9 @@ impl AgentTool for EditTool {
     }
     fn prompt_snippet(&self) -> Option<&str> {
         Some("Make surgical edits to files (find exact text and replace)")
+    }
+    fn prompt_guidelines(&self) -> &[String] {
+        &self.guidelines
     }
     fn prepare_arguments(&self, args: Value) -> Value {
         prepare_edit_arguments(args)
