@@ -120,6 +120,9 @@ fn guidelines(options: &SystemPromptOptions) -> Vec<String> {
     }
     if active("read") && active("edit") {
         add("Use read to examine files before editing. You must use this tool instead of cat or sed.");
+    } else if active("read") {
+        // pi 0.73 gives read this guideline of its own, so read-only agents get it too.
+        add("Use read to look at files rather than cat or sed");
     }
     if active("edit") {
         add("Use edit for precise changes (old text must match exactly)");

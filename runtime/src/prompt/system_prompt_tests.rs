@@ -49,7 +49,9 @@ fn only_active_tools_are_listed_and_guidelines_follow_them() {
     assert!(!prompt.contains("- bash:"));
     assert!(!prompt.contains("Use bash"));
     assert!(!prompt.contains("Use edit"));
-    assert!(prompt.contains("Guidelines:\n- Be concise in your responses\n- Show file paths clearly"));
+    assert!(prompt.contains(
+        "Guidelines:\n- Use read to look at files rather than cat or sed\n- Be concise in your responses\n- Show file paths clearly"
+    ));
 }
 
 #[test]
