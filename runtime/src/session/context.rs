@@ -1,0 +1,215 @@
+//! What a session gives the agent: the messages on the path from the root to a leaf (pi's
+//! `buildSessionContext`, with compaction applied), the thinking level and model restored from that path,
+//! and the coding agent's `convertToLlm`, which turns its own message roles into user messages.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::entries::{EntryKind, SessionEntry};
+use crate::agent::ConvertToLlmFn;
+use crate::protocol::{
+    AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, Message,
+    MessageContent, UserContent, UserMessage,
+};
+
+/// Put before a compaction summary when it is sent to the LLM (pi's `COMPACTION_SUMMARY_PREFIX`).
+pub const COMPACTION_SUMMARY_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+/// Put after a compaction summary (pi's `COMPACTION_SUMMARY_SUFFIX`).
+pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
+/// Put before a branch summary when it is sent to the LLM (pi's `BRANCH_SUMMARY_PREFIX`).
+pub const BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+/// Put after a branch summary; pi has no newline before the closing tag here.
+pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+
+/// The thinking level of a session that never changed it.
+pub const DEFAULT_THINKING_LEVEL: &str = "off";
+
+/// The agent's view of a session at one leaf.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionContext {
+    /// The messages to give the agent, oldest first.
+    pub messages: Vec<AgentMessage>,
+    /// The latest thinking level on the path (`"off"` when none).
+    pub thinking_level: String,
+    /// `(provider, model_id)` from the latest model change or assistant message on the path.
+    pub model: Option<(String, String)>,
+}
+
+impl Default for SessionContext {
+    fn default() -> Self {
+        Self { messages: Vec::new(), thinking_level: DEFAULT_THINKING_LEVEL.to_owned(), model: None }
+    }
+}
+
+/// Milliseconds since the epoch of an ISO 8601 timestamp (`2026-03-15T22:40:18.123Z`); 0 when it does not
+/// parse (where JavaScript would give `NaN`).
+pub fn iso_to_ms(timestamp: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(timestamp).map(|t| t.timestamp_millis()).unwrap_or(0)
+}
+
+/// The context at `leaf` (pi's `buildSessionContext`). `None` gives no messages; an id that is not in
+/// `entries` falls back to the last entry.
+pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> SessionContext {
+    let by_id: HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+    build_indexed(entries, |id| by_id.get(id).copied(), leaf)
+}
+
+/// [`build_session_context`] over an existing id → index map.
+pub(crate) fn build_indexed(
+    entries: &[SessionEntry],
+    lookup: impl Fn(&str) -> Option<usize>,
+    leaf: Option<&str>,
+) -> SessionContext {
+    let Some(leaf) = leaf else { return SessionContext::default() };
+    let Some(leaf_index) = lookup(leaf).or_else(|| entries.len().checked_sub(1)) else {
+        return SessionContext::default();
+    };
+    let path: Vec<&SessionEntry> =
+        path_indices(entries, &lookup, leaf_index).into_iter().map(|i| &entries[i]).collect();
+
+    let mut context = SessionContext::default();
+    let mut compaction_at = None;
+    for (position, entry) in path.iter().enumerate() {
+        match &entry.kind {
+            EntryKind::ThinkingLevelChange { thinking_level } => context.thinking_level = thinking_level.clone(),
+            EntryKind::ModelChange { provider, model_id } => context.model = Some((provider.clone(), model_id.clone())),
+            EntryKind::Message { message: AgentMessage::Assistant(assistant) } => {
+                context.model = Some((assistant.provider.clone(), assistant.model.clone()));
+            }
+            EntryKind::Compaction { .. } => compaction_at = Some(position),
+            _ => {}
+        }
+    }
+
+    let compaction = compaction_at.and_then(|position| match &path[position].kind {
+        EntryKind::Compaction { summary, first_kept_entry_id, tokens_before, .. } => {
+            Some((position, path[position], summary, first_kept_entry_id, *tokens_before))
+        }
+        _ => None,
+    });
+    match compaction {
+        Some((position, entry, summary, first_kept, tokens_before)) => {
+            context.messages.push(AgentMessage::CompactionSummary(CompactionSummaryMessage {
+                summary: summary.clone(),
+                tokens_before,
+                timestamp: iso_to_ms(&entry.timestamp),
+            }));
+            let kept = path[..position].iter().skip_while(|e| e.id != *first_kept);
+            for entry in kept.chain(&path[position + 1..]) {
+                push_entry_message(&mut context.messages, entry);
+            }
+        }
+        None => path.iter().for_each(|entry| push_entry_message(&mut context.messages, entry)),
+    }
+    context
+}
+
+/// The indices from the root down to `start`, following `parent_id` without recursion. A parent that is
+/// missing ends the walk (the entry is then a root); a cycle ends it at the first repeated entry.
+pub(crate) fn path_indices(
+    entries: &[SessionEntry],
+    lookup: &impl Fn(&str) -> Option<usize>,
+    start: usize,
+) -> Vec<usize> {
+    let mut path = Vec::new();
+    let mut seen = HashSet::new();
+    let mut current = (start < entries.len()).then_some(start);
+    while let Some(index) = current {
+        if !seen.insert(index) {
+            break;
+        }
+        path.push(index);
+        current = entries[index].parent_id.as_deref().and_then(lookup);
+    }
+    path.reverse();
+    path
+}
+
+/// The message an entry contributes to the context, if any.
+fn push_entry_message(messages: &mut Vec<AgentMessage>, entry: &SessionEntry) {
+    match &entry.kind {
+        EntryKind::Message { message } => messages.push(message.clone()),
+        EntryKind::CustomMessage { custom_type, content, display, details } => {
+            messages.push(AgentMessage::Custom(CustomMessage {
+                custom_type: custom_type.clone(),
+                content: content.clone(),
+                display: *display,
+                details: details.clone(),
+                timestamp: iso_to_ms(&entry.timestamp),
+            }));
+        }
+        // pi skips a branch summary whose text is empty.
+        EntryKind::BranchSummary { from_id, summary, .. } if !summary.is_empty() => {
+            messages.push(AgentMessage::BranchSummary(BranchSummaryMessage {
+                summary: summary.clone(),
+                from_id: from_id.clone(),
+                timestamp: iso_to_ms(&entry.timestamp),
+            }));
+        }
+        _ => {}
+    }
+}
+
+/// The text a `!command` run is sent to the LLM as (pi's `bashExecutionToText`).
+pub fn bash_execution_to_text(bash: &BashExecutionMessage) -> String {
+    let mut text = format!("Ran `{}`\n", bash.command);
+    if bash.output.is_empty() {
+        text.push_str("(no output)");
+    } else {
+        text.push_str("```\n");
+        text.push_str(&bash.output);
+        text.push_str("\n```");
+    }
+    if bash.cancelled {
+        text.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = bash.exit_code.filter(|code| *code != 0) {
+        text.push_str(&format!("\n\nCommand exited with code {code}"));
+    }
+    if bash.truncated
+        && let Some(path) = &bash.full_output_path
+    {
+        text.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
+    }
+    text
+}
+
+/// The coding agent's convertToLlm: the LLM roles pass through; bash runs (unless excluded from the
+/// context), custom messages and summaries become user messages stamped with the source message's time.
+pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
+    messages.iter().filter_map(convert_one).collect()
+}
+
+/// [`convert_to_llm`] as an agent loop stage.
+pub fn coding_agent_convert_to_llm() -> ConvertToLlmFn {
+    Arc::new(convert_to_llm)
+}
+
+fn convert_one(message: &AgentMessage) -> Option<Message> {
+    let user = |text: String, timestamp: i64| {
+        Message::User(UserMessage { content: MessageContent::Blocks(vec![UserContent::text(text)]), timestamp })
+    };
+    Some(match message {
+        AgentMessage::User(m) => Message::User(m.clone()),
+        AgentMessage::Assistant(m) => Message::Assistant(m.clone()),
+        AgentMessage::ToolResult(m) => Message::ToolResult(m.clone()),
+        AgentMessage::BashExecution(bash) => {
+            if bash.exclude_from_context == Some(true) {
+                return None;
+            }
+            user(bash_execution_to_text(bash), bash.timestamp)
+        }
+        AgentMessage::Custom(custom) => Message::User(UserMessage {
+            content: MessageContent::Blocks(custom.content.to_blocks()),
+            timestamp: custom.timestamp,
+        }),
+        AgentMessage::BranchSummary(branch) => {
+            user(format!("{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}", branch.summary), branch.timestamp)
+        }
+        AgentMessage::CompactionSummary(compaction) => user(
+            format!("{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}", compaction.summary),
+            compaction.timestamp,
+        ),
+    })
+}

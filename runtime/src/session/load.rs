@@ -1,0 +1,167 @@
+//! Reading a session file: one JSON value per line, malformed lines (such as a final line torn by a crash)
+//! skipped and counted, old versions migrated and the file rewritten, then typed entries.
+//! Reading takes no lock: a writer only ever appends whole lines.
+
+use std::borrow::Cow;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::entries::{EntryKind, SessionEntry, SessionHeader};
+use super::migrate::{header_version, migrate_to_current};
+use super::store::write_file_atomically;
+
+/// What can go wrong reading or writing a session file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    #[error("could not {action} session file {path}: {source}")]
+    Io {
+        /// What was being done, e.g. "read" or "append to".
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "session file {path} has no valid session header on its first line; it cannot be continued (start a new \
+         session instead)"
+    )]
+    NoHeader { path: PathBuf },
+    #[error(
+        "session file {path} is being written by another pi process; continue it there, or use --no-session or \
+         fork it into a new session"
+    )]
+    Locked { path: PathBuf },
+    #[error("could not encode a session entry for {path}: {source}")]
+    Encode {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl SessionError {
+    pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> Self {
+        Self::Io { action, path: path.to_owned(), source }
+    }
+}
+
+/// A session file as loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedSession {
+    pub header: SessionHeader,
+    /// The entries in file order.
+    pub entries: Vec<SessionEntry>,
+    /// Non-empty lines that were not JSON, not an entry, or a second header.
+    pub skipped_lines: usize,
+    /// Whether the file was an older version and was upgraded (by [`load_session_file`], also rewritten).
+    pub migrated: bool,
+}
+
+/// Reads and parses a session file. An older version is migrated and the file rewritten as the current
+/// version (atomically). A file whose first valid line is not a session header gives
+/// [`SessionError::NoHeader`].
+pub fn load_session_file(path: &Path) -> Result<LoadedSession, SessionError> {
+    let bytes = fs::read(path).map_err(|source| SessionError::io("read", path, source))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let loaded = parse_session_text(&text).ok_or_else(|| SessionError::NoHeader { path: path.to_owned() })?;
+    if loaded.migrated {
+        let contents = session_text(&loaded.header, &loaded.entries)
+            .map_err(|source| SessionError::Encode { path: path.to_owned(), source })?;
+        write_file_atomically(path, contents.as_bytes())?;
+    }
+    Ok(loaded)
+}
+
+/// Parses the text of a session file (no IO, no rewrite). `None` when the first valid JSON line is not a
+/// session header.
+pub fn parse_session_text(text: &str) -> Option<LoadedSession> {
+    let mut skipped_lines = 0;
+    let mut lines = text.lines().filter(|line| !line.trim().is_empty());
+    let mut header_value = None;
+    for line in lines.by_ref() {
+        match serde_json::from_str::<Value>(line) {
+            Ok(value) => {
+                header_value = Some(value);
+                break;
+            }
+            Err(_) => skipped_lines += 1,
+        }
+    }
+    let mut header_value = header_value?;
+    if header_value.get("type").and_then(Value::as_str) != Some("session") {
+        return None;
+    }
+
+    let needs_migration = header_version(&header_value) < u64::from(super::CURRENT_SESSION_VERSION);
+    let mut entries = Vec::new();
+    if needs_migration {
+        let mut values = Vec::new();
+        for line in lines {
+            match serde_json::from_str::<Value>(line) {
+                Ok(value) if value.is_object() && !is_header(&value) => values.push(value),
+                _ => skipped_lines += 1,
+            }
+        }
+        migrate_to_current(&mut header_value, &mut values);
+        entries.reserve(values.len());
+        for value in values {
+            match SessionEntry::from_json(value) {
+                Some(entry) => entries.push(entry),
+                None => skipped_lines += 1,
+            }
+        }
+    } else {
+        for line in lines {
+            match parse_current_entry(line) {
+                Some(entry) => entries.push(entry),
+                None => skipped_lines += 1,
+            }
+        }
+    }
+    let header = serde_json::from_value::<SessionHeader>(header_value).ok()?;
+    Some(LoadedSession { header, entries, skipped_lines, migrated: needs_migration })
+}
+
+/// The `type`-independent fields of an entry line, borrowed from the text where no escapes get in the way.
+#[derive(serde::Deserialize)]
+struct EntryFrame<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(rename = "parentId", default, borrow)]
+    parent_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    timestamp: Cow<'a, str>,
+}
+
+/// One current-version entry line. The common case is read straight into the typed entry (no intermediate
+/// JSON tree, which halves the load time of a long session); anything unusual (an unknown type, fields of an
+/// unexpected shape, a header) goes through [`SessionEntry::from_json`], which decides what it is.
+fn parse_current_entry(line: &str) -> Option<SessionEntry> {
+    if let (Ok(kind), Ok(frame)) = (serde_json::from_str::<EntryKind>(line), serde_json::from_str::<EntryFrame>(line)) {
+        return Some(SessionEntry {
+            id: frame.id.into_owned(),
+            parent_id: frame.parent_id.map(Cow::into_owned),
+            timestamp: frame.timestamp.into_owned(),
+            kind,
+        });
+    }
+    serde_json::from_str::<Value>(line).ok().filter(|value| !is_header(value)).and_then(SessionEntry::from_json)
+}
+
+fn is_header(value: &Value) -> bool {
+    value.get("type").and_then(Value::as_str) == Some("session")
+}
+
+/// The full text of a session file: the header line, then one line per entry, each ending in a newline.
+pub fn session_text(header: &SessionHeader, entries: &[SessionEntry]) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string(header)?;
+    text.push('\n');
+    for entry in entries {
+        text.push_str(&entry.to_line()?);
+        text.push('\n');
+    }
+    Ok(text)
+}

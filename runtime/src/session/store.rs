@@ -1,0 +1,178 @@
+//! Writing one session file the way pi does: nothing touches the disk until the session holds an assistant
+//! message; then the folder is created, the file locked, and the header plus every entry so far written in
+//! one go; after that each entry is appended as one complete line.
+//!
+//! Durability: lines are appended with one `write(2)` each on an `O_APPEND` descriptor and never fsynced. A
+//! killed process therefore loses nothing the kernel accepted, and at worst leaves a torn final line, which
+//! loading skips. A power loss can drop the last few lines; an fsync per entry would cost milliseconds on
+//! every tool result for little gain, so pi's behaviour (no fsync) is kept.
+
+use std::fs;
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+
+use super::entries::{SessionEntry, SessionHeader};
+use super::ids::{iso_timestamp_now, new_session_id};
+use super::load::{LoadedSession, SessionError, session_text};
+use super::lock::LockedSessionFile;
+use super::paths::session_file_name;
+use crate::protocol::AgentMessage;
+
+/// Choices for a new session's header.
+#[derive(Debug, Clone, Default)]
+pub struct NewSessionOptions {
+    /// The session id; a new uuid v7 when `None`.
+    pub session_id: Option<String>,
+    /// The file this session was forked from (`parentSession`).
+    pub parent_session: Option<String>,
+}
+
+/// The session file being written (or, for `--no-session`, a session that is never written).
+#[derive(Debug)]
+pub struct SessionStore {
+    header: SessionHeader,
+    target: Target,
+}
+
+#[derive(Debug)]
+enum Target {
+    Memory,
+    File { path: PathBuf, writer: Option<LockedSessionFile> },
+}
+
+impl SessionStore {
+    /// A new session in `dir` (the folder for `cwd`, see [`super::session_dir_for_cwd`]). Nothing is created
+    /// on disk until [`SessionStore::record`] sees an assistant message.
+    pub fn create(dir: &Path, cwd: &Path, options: NewSessionOptions) -> Self {
+        let header = new_header(cwd, options);
+        let path = dir.join(session_file_name(&header.timestamp, &header.id));
+        Self { header, target: Target::File { path, writer: None } }
+    }
+
+    /// Continues the existing file at `path` (already loaded as `loaded`): takes the writer lock now, so a
+    /// second writer fails here with [`SessionError::Locked`]. A torn final line left by a crash is closed
+    /// with a newline so the next entry starts on a line of its own.
+    pub fn open(path: &Path, loaded: &LoadedSession) -> Result<Self, SessionError> {
+        let writer = LockedSessionFile::open_for_append(path, false)?;
+        if !ends_with_newline(path)? {
+            append(&writer, b"\n")?;
+        }
+        Ok(Self { header: loaded.header.clone(), target: Target::File { path: path.to_owned(), writer: Some(writer) } })
+    }
+
+    /// A session kept in memory only (`--no-session`): nothing is ever written.
+    pub fn in_memory(cwd: &Path, options: NewSessionOptions) -> Self {
+        Self { header: new_header(cwd, options), target: Target::Memory }
+    }
+
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The session file (which may not exist yet); `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.target {
+            Target::Memory => None,
+            Target::File { path, .. } => Some(path),
+        }
+    }
+
+    /// Whether the file exists and is being written by this store.
+    pub fn is_persisted(&self) -> bool {
+        matches!(&self.target, Target::File { writer: Some(_), .. })
+    }
+
+    /// Persists `entry`, just added to the session; `all_entries` is every entry of the session in order, `entry`
+    /// included as the last one. Before the first assistant message nothing is written; the entry that makes
+    /// one present writes the header and all entries at once; later entries are appended one line each.
+    pub fn record(&mut self, entry: &SessionEntry, all_entries: &[SessionEntry]) -> Result<(), SessionError> {
+        let Target::File { path, writer } = &mut self.target else { return Ok(()) };
+        if let Some(writer) = writer {
+            let mut line = entry.to_line().map_err(|source| SessionError::Encode { path: path.clone(), source })?;
+            line.push('\n');
+            return append(writer, line.as_bytes());
+        }
+        let includes_entry = all_entries.last().is_some_and(|last| last.id == entry.id);
+        let mut pending: Vec<&SessionEntry> = all_entries.iter().collect();
+        if !includes_entry {
+            pending.push(entry);
+        }
+        if !pending.iter().any(|entry| is_assistant_message(entry)) {
+            return Ok(());
+        }
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|source| SessionError::io("create the folder of", path, source))?;
+        }
+        let opened = LockedSessionFile::open_for_append(path, true)?;
+        let mut text = serde_json::to_string(&self.header)
+            .map_err(|source| SessionError::Encode { path: path.clone(), source })?;
+        text.push('\n');
+        for entry in pending {
+            text.push_str(&entry.to_line().map_err(|source| SessionError::Encode { path: path.clone(), source })?);
+            text.push('\n');
+        }
+        append(&opened, text.as_bytes())?;
+        *writer = Some(opened);
+        Ok(())
+    }
+}
+
+fn new_header(cwd: &Path, options: NewSessionOptions) -> SessionHeader {
+    let id = options.session_id.unwrap_or_else(new_session_id);
+    let mut header = SessionHeader::new(id, iso_timestamp_now(), cwd.to_string_lossy());
+    header.parent_session = options.parent_session;
+    header
+}
+
+fn is_assistant_message(entry: &SessionEntry) -> bool {
+    matches!(entry.message(), Some(AgentMessage::Assistant(_)))
+}
+
+/// One `write(2)` of a whole buffer on the `O_APPEND` descriptor (a regular file takes it whole; the rare short
+/// write is finished by `write_all`).
+fn append(writer: &LockedSessionFile, bytes: &[u8]) -> Result<(), SessionError> {
+    let mut file = writer.file();
+    file.write_all(bytes).map_err(|source| SessionError::io("append to", writer.path(), source))
+}
+
+fn ends_with_newline(path: &Path) -> Result<bool, SessionError> {
+    let read_error = |source| SessionError::io("read", path, source);
+    let mut file = fs::File::open(path).map_err(read_error)?;
+    let length = file.metadata().map_err(read_error)?.len();
+    if length == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::End(-1)).map_err(read_error)?;
+    let mut last = [0_u8; 1];
+    file.read_exact(&mut last).map_err(read_error)?;
+    Ok(last[0] == b'\n')
+}
+
+/// Writes a complete session file for a branched session (header with `parentSession`, then `entries`),
+/// atomically: readers see either no file or the whole of it.
+pub fn write_forked_session(path: &Path, header: &SessionHeader, entries: &[SessionEntry]) -> Result<(), SessionError> {
+    let text =
+        session_text(header, entries).map_err(|source| SessionError::Encode { path: path.to_owned(), source })?;
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|source| SessionError::io("create the folder of", path, source))?;
+    }
+    write_file_atomically(path, text.as_bytes())
+}
+
+/// Replaces `path` with `contents` through a temporary file in the same folder and a rename, so the file is
+/// never seen half-written.
+pub(crate) fn write_file_atomically(path: &Path, contents: &[u8]) -> Result<(), SessionError> {
+    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), super::ids::new_entry_id(|_| false)));
+    let result = (|| -> std::io::Result<()> {
+        let mut file = fs::File::options().write(true).create_new(true).open(&temporary)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        fs::rename(&temporary, path)
+    })();
+    result.map_err(|source| {
+        let _ = fs::remove_file(&temporary);
+        SessionError::io("rewrite", path, source)
+    })
+}
