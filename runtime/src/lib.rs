@@ -3,11 +3,14 @@
 //! the system prompt, and pi's CLI modes.
 
 pub mod agent;
+pub mod agent_session;
 pub mod ai;
 pub mod cli;
+pub mod compaction;
 pub mod definition;
 pub mod prompt;
 pub mod protocol;
+pub mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tools;

@@ -1,0 +1,215 @@
+//! Auto-retry as pi's agent session does it: a run that ends in a retryable error (rate limit, overload,
+//! server or connection failure; never a context overflow) is retried after an exponential backoff, the
+//! failed answer leaving the agent's context (the session file keeps it), with `auto_retry_start` /
+//! `auto_retry_end` events around it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, AgentError};
+use crate::ai::{ProviderErrorKind, is_retryable_error};
+use crate::protocol::{AgentEvent, AgentMessage, AssistantMessage, SessionOnlyEvent, StopReason};
+
+/// settings.json's `retry` object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RetrySettings {
+    pub enabled: bool,
+    /// Retries after the first failure (attempts are numbered from 1).
+    pub max_retries: u32,
+    /// The first delay; each later one doubles it.
+    pub base_delay_ms: u64,
+    /// No delay is longer than this, even when the server asks for more.
+    pub max_delay_ms: u64,
+}
+
+impl Default for RetrySettings {
+    fn default() -> Self {
+        Self { enabled: true, max_retries: 3, base_delay_ms: 2000, max_delay_ms: 60_000 }
+    }
+}
+
+impl RetrySettings {
+    /// The defaults with each well-formed field of a settings `retry` object applied (others are ignored).
+    pub fn from_settings(value: Option<&Value>) -> Self {
+        let mut settings = Self::default();
+        let Some(Value::Object(object)) = value else { return settings };
+        if let Some(enabled) = object.get("enabled").and_then(Value::as_bool) {
+            settings.enabled = enabled;
+        }
+        let whole = |key: &str| object.get(key).and_then(Value::as_u64);
+        if let Some(n) = whole("maxRetries") {
+            settings.max_retries = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        if let Some(ms) = whole("baseDelayMs") {
+            settings.base_delay_ms = ms;
+        }
+        if let Some(ms) = whole("maxDelayMs") {
+            settings.max_delay_ms = ms;
+        }
+        settings
+    }
+
+    /// The wait before retry `attempt` (1-based): `base × 2^(attempt−1)`, or longer if the server asked
+    /// for longer, never over `max_delay_ms`.
+    pub fn delay(&self, attempt: u32, server_delay: Option<Duration>) -> Duration {
+        let factor = 1u64.checked_shl(attempt.saturating_sub(1)).unwrap_or(u64::MAX);
+        let backoff = self.base_delay_ms.saturating_mul(factor);
+        let asked = server_delay.map_or(0, |delay| u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
+        Duration::from_millis(backoff.max(asked).min(self.max_delay_ms))
+    }
+}
+
+/// What to do after a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RetryDecision {
+    /// Nothing to retry.
+    Done,
+    /// Emit the event, wait, then continue the agent.
+    Retry { event: SessionOnlyEvent, delay: Duration },
+    /// Retries are used up: emit the event and stop.
+    GiveUp(SessionOnlyEvent),
+}
+
+/// The retry counter of one session.
+#[derive(Debug, Clone, Default)]
+pub struct RetryState {
+    attempt: u32,
+}
+
+impl RetryState {
+    /// The current attempt (0 when no retry is under way).
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// Called at every assistant `message_end`: a successful answer after retries ends the streak with
+    /// `auto_retry_end{success: true}` (emitted right after that message, as pi does).
+    pub fn on_assistant_message(&mut self, message: &AssistantMessage) -> Option<SessionOnlyEvent> {
+        if message.stop_reason == StopReason::Error || self.attempt == 0 {
+            return None;
+        }
+        let attempt = std::mem::take(&mut self.attempt);
+        Some(SessionOnlyEvent::AutoRetryEnd { success: true, attempt, final_error: None })
+    }
+
+    /// Called when a run has ended with `last` as its final answer.
+    pub fn after_run(
+        &mut self,
+        settings: &RetrySettings,
+        last: Option<&AssistantMessage>,
+        context_window: Option<u64>,
+    ) -> RetryDecision {
+        let Some(message) = last.filter(|message| is_retryable_error(message, context_window)) else {
+            self.attempt = 0;
+            return RetryDecision::Done;
+        };
+        if !settings.enabled {
+            return RetryDecision::Done;
+        }
+        self.attempt += 1;
+        let error_message = message.error_message.clone().unwrap_or_else(|| "Unknown error".to_owned());
+        if self.attempt > settings.max_retries {
+            let attempt = std::mem::take(&mut self.attempt) - 1;
+            let event = SessionOnlyEvent::AutoRetryEnd { success: false, attempt, final_error: Some(error_message) };
+            return RetryDecision::GiveUp(event);
+        }
+        let server_delay = match message.error_kind {
+            Some(ProviderErrorKind::RateLimit { retry_after }) => retry_after,
+            _ => None,
+        };
+        let delay = settings.delay(self.attempt, server_delay);
+        let event = SessionOnlyEvent::AutoRetryStart {
+            attempt: self.attempt,
+            max_attempts: settings.max_retries,
+            delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            error_message,
+        };
+        RetryDecision::Retry { event, delay }
+    }
+
+    /// The wait was cancelled: the streak ends with `"Retry cancelled"`.
+    pub fn cancelled(&mut self) -> SessionOnlyEvent {
+        let attempt = std::mem::take(&mut self.attempt);
+        SessionOnlyEvent::AutoRetryEnd { success: false, attempt, final_error: Some("Retry cancelled".to_owned()) }
+    }
+}
+
+/// Where session events go (json mode prints them between the agent's events).
+pub type SessionEventSink = Arc<dyn Fn(&SessionOnlyEvent) + Send + Sync>;
+
+/// Runs `start` (a prompt or continue of `agent`), then retries while the answer is a retryable error.
+/// `cancel` stops a retry wait. Events go to `emit`; the success event is emitted from an agent listener
+/// so it follows the successful answer's `message_end` directly.
+pub async fn run_with_auto_retry<F>(
+    agent: &Agent,
+    settings: RetrySettings,
+    context_window: Option<u64>,
+    emit: SessionEventSink,
+    cancel: &CancellationToken,
+    start: F,
+) -> Result<(), AgentError>
+where
+    F: Future<Output = Result<(), AgentError>>,
+{
+    let state = Arc::new(Mutex::new(RetryState::default()));
+    let _listener = agent.subscribe({
+        let (state, emit) = (state.clone(), emit.clone());
+        move |event: &AgentEvent| {
+            if let AgentEvent::MessageEnd { message: AgentMessage::Assistant(message) } = event
+                && let Some(end) = lock(&state).on_assistant_message(message)
+            {
+                emit(&end);
+            }
+        }
+    });
+    start.await?;
+    loop {
+        let last = last_assistant(agent);
+        let decision = lock(&state).after_run(&settings, last.as_ref(), context_window);
+        match decision {
+            RetryDecision::Done => return Ok(()),
+            RetryDecision::GiveUp(event) => {
+                emit(&event);
+                return Ok(());
+            }
+            RetryDecision::Retry { event, delay } => {
+                emit(&event);
+                drop_last_assistant(agent);
+                tokio::select! {
+                    _ = cancel.cancelled() => {
+                        let end = lock(&state).cancelled();
+                        emit(&end);
+                        return Ok(());
+                    }
+                    () = tokio::time::sleep(delay) => {}
+                }
+                agent.continue_().await?;
+            }
+        }
+    }
+}
+
+fn lock(state: &Mutex<RetryState>) -> std::sync::MutexGuard<'_, RetryState> {
+    state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn last_assistant(agent: &Agent) -> Option<AssistantMessage> {
+    match agent.state().messages.last() {
+        Some(AgentMessage::Assistant(message)) => Some(message.clone()),
+        _ => None,
+    }
+}
+
+/// Removes the failed answer from the agent's context (the session file keeps it).
+fn drop_last_assistant(agent: &Agent) {
+    let mut messages = agent.messages();
+    if matches!(messages.last(), Some(AgentMessage::Assistant(_))) {
+        messages.pop();
+        agent.replace_messages(messages);
+    }
+}
