@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use divan::Bencher;
-use pi_runtime::session::{LoadedSession, parse_session_text, session_text};
+use pi_runtime::session::{LoadedSession, build_session_context, parse_session_text, session_text};
 
 fn main() {
     let text = &*SESSION_TEXT;
@@ -88,4 +88,23 @@ fn parse_100k_entries(bencher: Bencher) {
 fn write_100k_entries(bencher: Bencher) {
     let loaded = &*LOADED;
     bencher.bench(|| session_text(&loaded.header, divan::black_box(&loaded.entries)).map(|text| text.len()));
+}
+
+/// Typed entries → the agent's context: the leaf-to-root walk of `build_session_context`.
+#[divan::bench(sample_count = 10)]
+fn build_context_100k_entries(bencher: Bencher) {
+    let loaded = &*LOADED;
+    let leaf = loaded.entries.last().map(|entry| entry.id.clone());
+    bencher.bench(|| build_session_context(divan::black_box(&loaded.entries), leaf.as_deref()).messages.len());
+}
+
+/// What `--session FILE` does before the first request: parse the file and build the context.
+#[divan::bench(sample_count = 10)]
+fn load_and_build_context_100k_entries(bencher: Bencher) {
+    let text = &*SESSION_TEXT;
+    bencher.bench(|| {
+        let loaded = parse_session_text(divan::black_box(text)).map(|loaded| loaded.entries).unwrap_or_default();
+        let leaf = loaded.last().map(|entry| entry.id.as_str());
+        build_session_context(&loaded, leaf).messages.len()
+    });
 }

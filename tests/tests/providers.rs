@@ -124,6 +124,9 @@ async fn faults_end_print_mode_with_a_clear_error_and_exit_code_1() {
         ]))
         .await;
         let sandbox = Sandbox::with_api(api, &base_url(api, &mock));
+        // Each fault on its own: the session layer's auto-retry is covered in tests/tests/sessions.rs.
+        std::fs::write(sandbox.agent_dir().join("settings.json"), r#"{"retry": {"enabled": false}}"#)
+            .expect("settings");
         let args = [&MODEL_ARGS[..], &["-p", "hi"]].concat();
 
         let cut = sandbox.run(&binary, &args).await;

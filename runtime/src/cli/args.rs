@@ -38,9 +38,21 @@ pub struct CliArgs {
     /// Non-interactive mode: process the prompt and exit
     #[arg(short = 'p', long = "print")]
     pub print: bool,
-    /// Don't save the session (sessions are not written by this version yet)
+    /// Don't save the session (in-memory only)
     #[arg(long = "no-session")]
     pub no_session: bool,
+    /// Continue the most recent session of this directory
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+    /// Choose a session of this directory to resume
+    #[arg(short = 'r', long = "resume")]
+    pub resume: bool,
+    /// Use this session file, or the session whose id starts with this
+    #[arg(long = "session", value_name = "path|id")]
+    pub session: Option<String>,
+    /// Directory to read and write session files in
+    #[arg(long = "session-dir", value_name = "dir")]
+    pub session_dir: Option<String>,
     /// Comma-separated allowlist of tool names to enable
     #[arg(short = 't', long = "tools", value_name = "tools", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,

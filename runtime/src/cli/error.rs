@@ -40,6 +40,14 @@ pub enum CliError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("{0}")]
     Agent(String),
+    #[error("{0}")]
+    Session(#[from] crate::session::SessionError),
+    #[error("no session found matching '{0}'; sessions of this directory are listed by -r, or pass a file path")]
+    SessionNotFound(String),
+    #[error("session '{id}' belongs to another directory ({cwd}); run from there, or pass its file path: {}", path.display())]
+    SessionInOtherProject { id: String, cwd: String, path: PathBuf },
+    #[error("no session chosen")]
+    NoSessionChosen,
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
 }

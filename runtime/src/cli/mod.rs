@@ -13,6 +13,7 @@ mod modes;
 mod paths;
 mod registry;
 mod resources;
+mod session_select;
 mod settings;
 mod setup;
 mod text_match;

@@ -3,28 +3,39 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use serde_json::json;
+use std::sync::Arc;
 
 use super::args::OutputMode;
 use super::error::CliError;
 use super::setup::Prepared;
-use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, AssistantMessage, StopReason};
+use crate::agent_session::{AgentSession, SessionEventSink};
+use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, AssistantMessage, SessionOnlyEvent, StopReason};
+use crate::session::SessionHeader;
 
 /// Runs `messages` one after another in `mode` and returns the exit code.
 pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String>) -> Result<ExitCode, CliError> {
-    let agent = prepared.agent;
-    let _subscription = if mode == OutputMode::Json {
-        write_line(&session_header(&prepared.cwd));
-        Some(agent.subscribe(|event: &AgentEvent| match serde_json::to_string(event) {
-            Ok(line) => write_line(&line),
-            Err(error) => eprintln!("Error: cannot serialize an event: {error}"),
-        }))
-    } else {
-        None
-    };
+    let json = mode == OutputMode::Json;
+    if json {
+        write_line(&session_header(prepared.session.header()));
+    }
+    let emit: SessionEventSink = Arc::new(move |event: &SessionOnlyEvent| {
+        if json {
+            write_json(event);
+        }
+    });
+    let session = AgentSession::new(
+        prepared.agent,
+        prepared.session,
+        prepared.session_settings,
+        prepared.registry,
+        Some(prepared.api_key),
+        emit,
+    )?;
+    let agent = session.agent();
+    let _subscription = json.then(|| agent.subscribe(|event: &AgentEvent| write_json(event)));
     for message in messages {
         let message = prepared.resources.expand(&message);
-        agent.prompt(message).await.map_err(|error| CliError::Agent(error.to_string()))?;
+        session.prompt(message).await.map_err(|error| CliError::Agent(error.to_string()))?;
     }
     let last = last_assistant(&agent.state().messages);
     // Like pi, only print mode turns a failed or aborted answer into exit code 1; json mode has
@@ -60,16 +71,16 @@ fn last_assistant(messages: &[AgentMessage]) -> Option<AssistantMessage> {
     }
 }
 
-/// The first json-mode line: a session header like the one a session file starts with.
-fn session_header(cwd: &std::path::Path) -> String {
-    let header = json!({
-        "type": "session",
-        "version": 3,
-        "id": uuid::Uuid::now_v7().to_string(),
-        "timestamp": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-        "cwd": cwd.to_string_lossy(),
-    });
-    header.to_string()
+/// The first json-mode line: the header of the session file this run writes.
+fn session_header(header: &SessionHeader) -> String {
+    serde_json::to_string(header).unwrap_or_default()
+}
+
+fn write_json(value: &impl serde::Serialize) {
+    match serde_json::to_string(value) {
+        Ok(line) => write_line(&line),
+        Err(error) => eprintln!("Error: cannot serialize an event: {error}"),
+    }
 }
 
 fn write_line(line: &str) {

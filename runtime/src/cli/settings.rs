@@ -62,6 +62,11 @@ impl Settings {
         self.merged.get(key).and_then(Value::as_str)
     }
 
+    /// Any setting after the merge.
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        self.merged.get(key)
+    }
+
     /// A boolean setting after the merge.
     pub fn bool(&self, key: &str) -> Option<bool> {
         self.merged.get(key).and_then(Value::as_bool)

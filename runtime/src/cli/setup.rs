@@ -12,12 +12,17 @@ use super::models_json::load_models_json;
 use super::paths::{agent_dir, expand_home, project_dir};
 use super::registry::ModelRegistry;
 use super::resources::{Resources, load_resources};
+use super::session_select::open_session;
 use super::settings::Settings;
 use crate::AgentDefinition;
 use crate::agent::{Agent, AgentOptions};
+use crate::agent_session::{RetrySettings, SessionSettings};
+use crate::ai::ProviderRegistry;
 use crate::ai::catalog::{api_key_env_vars, clamp_thinking_level};
 use crate::ai::{Model, ThinkingLevel, default_registry};
+use crate::compaction::CompactionSettings;
 use crate::prompt::{CONTEXT_FILE_NAMES, SystemPromptBuilder, SystemPromptOptions, load_context_files};
+use crate::session::{SessionManager, coding_agent_convert_to_llm};
 use crate::tools::{AgentTool, BUILTIN_TOOL_NAMES, ToolEnvironment, builtin_tool};
 
 /// pi's thinking level when nothing sets one (clamped to what the model supports).
@@ -26,20 +31,28 @@ pub const DEFAULT_THINKING_LEVEL: ThinkingLevel = ThinkingLevel::Medium;
 /// A configured agent plus what the modes need to report.
 pub struct Prepared {
     pub agent: Agent,
-    pub cwd: PathBuf,
     /// Skills and prompt templates that expand the prompts of this run.
     pub resources: Resources,
+    /// The session this run continues or starts.
+    pub session: SessionManager,
+    pub session_settings: SessionSettings,
+    /// The providers, for the session's own model calls (compaction summaries).
+    pub registry: Arc<ProviderRegistry>,
+    pub api_key: String,
 }
 
 /// Resolves everything from files, environment and flags.
 pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared, CliError> {
     let cwd = std::env::current_dir().map_err(|source| CliError::Read { path: ".".into(), source })?;
     let agent_dir = agent_dir(definition);
-    let resolved = resolve_model(definition, args, &agent_dir, &process_env)?;
+    let session = open_session(definition, args, &agent_dir, &cwd)?;
+    let resolved = resolve_with_session(definition, args, &agent_dir, &session)?;
     let (settings, problems) = Settings::load(&agent_dir, &project_dir(definition, &cwd));
     for problem in problems {
         eprintln!("Warning: {problem}");
     }
+    let registry = Arc::new(default_registry());
+    let api_key = resolved.api_key.clone();
     let tools = select_tools(definition, args, &tool_environment(&cwd, &agent_dir, &settings));
     let resources = load_resources(definition, args, &agent_dir, &cwd, &settings);
     let prompt = prompt_builder(definition, args, &agent_dir, &cwd, &resources)?;
@@ -52,9 +65,60 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
         api_key: Some(resolved.api_key),
         tool_execution: definition.tool_execution,
         idle_timeout: stream_idle_timeout(|name| std::env::var(name).ok()),
-        ..AgentOptions::new(Arc::new(default_registry()))
+        convert_to_llm: Some(coding_agent_convert_to_llm()),
+        ..AgentOptions::new(registry.clone())
     });
-    Ok(Prepared { agent, cwd, resources })
+    let session_settings = SessionSettings {
+        retry: RetrySettings::from_settings(settings.value("retry")),
+        compaction: compaction_settings(settings.value("compaction")),
+    };
+    Ok(Prepared { agent, resources, session, session_settings, registry, api_key })
+}
+
+/// The model and thinking level: a continued session's own (unless flags name others), else as
+/// [`resolve_model`] picks. A session model that can no longer be used is reported and replaced.
+fn resolve_with_session(
+    definition: &AgentDefinition,
+    args: &CliArgs,
+    agent_dir: &Path,
+    session: &SessionManager,
+) -> Result<ResolvedModel, CliError> {
+    if session.entries().is_empty() {
+        return resolve_model(definition, args, agent_dir, &process_env);
+    }
+    let context = session.context();
+    let mut restored = args.clone();
+    if args.model.is_none()
+        && args.provider.is_none()
+        && let Some((provider, model)) = &context.model
+    {
+        restored.provider = Some(provider.clone());
+        restored.model = Some(model.clone());
+    }
+    if args.thinking.is_none() {
+        restored.thinking = Some(context.thinking_level.clone());
+    }
+    match resolve_model(definition, &restored, agent_dir, &process_env) {
+        Ok(resolved) => Ok(resolved),
+        Err(error) if args.model.is_none() && args.provider.is_none() => {
+            eprintln!("Warning: cannot use the session's model ({error}); choosing another");
+            let thinking_only = CliArgs { thinking: restored.thinking, ..args.clone() };
+            resolve_model(definition, &thinking_only, agent_dir, &process_env)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// settings.json's `compaction` object over pi's defaults (a malformed object is ignored with a warning).
+fn compaction_settings(value: Option<&serde_json::Value>) -> CompactionSettings {
+    match value.map(|value| serde_json::from_value::<CompactionSettings>(value.clone())) {
+        None => CompactionSettings::default(),
+        Some(Ok(settings)) => settings,
+        Some(Err(error)) => {
+            eprintln!("Warning: ignoring the \"compaction\" setting: {error}");
+            CompactionSettings::default()
+        }
+    }
 }
 
 /// Environment variable: how long a model stream may stay silent before the request fails

@@ -30,10 +30,13 @@ pub enum SessionError {
     )]
     NoHeader { path: PathBuf },
     #[error(
-        "session file {path} is being written by another pi process; continue it there, or use --no-session or \
+        "session file {path} is being written by another process; continue it there, or use --no-session or \
          fork it into a new session"
     )]
     Locked { path: PathBuf },
+    /// A tree operation named an entry the session does not have.
+    #[error("{0}")]
+    Tree(String),
     #[error("could not encode a session entry for {path}: {source}")]
     Encode {
         path: PathBuf,

@@ -1,0 +1,215 @@
+//! `AgentSession`: an [`Agent`] bound to a [`SessionManager`]. Every finished message is appended to the
+//! session; prompts run with auto-retry; the context is compacted when it nears the window (before a prompt
+//! and after a run) or overflows it (then the run is continued once).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::auto_retry::{RetrySettings, SessionEventSink, run_with_auto_retry};
+use crate::agent::{Agent, AgentError, Subscription};
+use crate::ai::{ProviderRegistry, is_context_overflow};
+use crate::compaction::{CompactionSettings, compact, estimate_context_tokens, prepare_compaction, should_compact};
+use crate::protocol::{AgentEvent, AgentMessage, AssistantMessage, CompactionReason, SessionOnlyEvent, StopReason};
+use crate::session::{SessionEntry, SessionError, SessionManager};
+
+/// Settings of the session layer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SessionSettings {
+    pub retry: RetrySettings,
+    pub compaction: CompactionSettings,
+}
+
+/// The agent, its session file, and pi's retry and compaction rules around each prompt.
+pub struct AgentSession {
+    agent: Agent,
+    manager: Arc<Mutex<SessionManager>>,
+    settings: SessionSettings,
+    registry: Arc<ProviderRegistry>,
+    api_key: Option<String>,
+    emit: SessionEventSink,
+    /// The first failure to write the session file (reported once, the run goes on).
+    write_error: Arc<Mutex<Option<String>>>,
+    cancel: CancellationToken,
+    _persistence: Subscription,
+}
+
+impl AgentSession {
+    /// Binds `agent` to `manager`: the agent's messages become the session's context, and new ones are
+    /// appended to it. A new session first records the model and thinking level, as pi does.
+    pub fn new(
+        agent: Agent,
+        mut manager: SessionManager,
+        settings: SessionSettings,
+        registry: Arc<ProviderRegistry>,
+        api_key: Option<String>,
+        emit: SessionEventSink,
+    ) -> Result<Self, SessionError> {
+        let state = agent.state();
+        let context = manager.context();
+        let is_new = manager.entries().is_empty();
+        if let Some(model) = &state.model {
+            let known = context.model.as_ref().map(|(provider, id)| (provider.as_str(), id.as_str()));
+            if known != Some((model.provider.as_str(), model.id.as_str())) {
+                manager.append_model_change(&model.provider, &model.id)?;
+            }
+        }
+        if is_new || context.thinking_level != state.thinking_level.as_str() {
+            manager.append_thinking_level_change(state.thinking_level.as_str())?;
+        }
+        agent.replace_messages(manager.context().messages);
+        let manager = Arc::new(Mutex::new(manager));
+        let write_error = Arc::new(Mutex::new(None));
+        let persistence = agent.subscribe({
+            let (manager, write_error) = (manager.clone(), write_error.clone());
+            move |event: &AgentEvent| {
+                let AgentEvent::MessageEnd { message } = event else { return };
+                if let Err(error) = append(&mut lock(&manager), message) {
+                    let mut slot = lock(&write_error);
+                    if slot.is_none() {
+                        eprintln!("Warning: the session is no longer being saved: {error}");
+                        *slot = Some(error.to_string());
+                    }
+                }
+            }
+        });
+        Ok(Self {
+            agent,
+            manager,
+            settings,
+            registry,
+            api_key,
+            emit,
+            write_error,
+            cancel: CancellationToken::new(),
+            _persistence: persistence,
+        })
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The session manager (locked for the duration of the borrow).
+    pub fn manager(&self) -> MutexGuard<'_, SessionManager> {
+        lock(&self.manager)
+    }
+
+    /// The first error writing the session file, if any.
+    pub fn write_error(&self) -> Option<String> {
+        lock(&self.write_error).clone()
+    }
+
+    /// Runs one prompt: compaction first if the context is already near the window, then the prompt with
+    /// auto-retry, then the after-run compaction check (continuing once after an overflow).
+    pub async fn prompt(&self, text: String) -> Result<(), AgentError> {
+        if self.context_is_near_the_window() {
+            self.compact(CompactionReason::Threshold, false).await;
+        }
+        self.run_with_retry(self.agent.prompt(text)).await?;
+        self.check_compaction_after_run().await
+    }
+
+    async fn run_with_retry<F>(&self, start: F) -> Result<(), AgentError>
+    where
+        F: Future<Output = Result<(), AgentError>>,
+    {
+        let window = self.agent.state().model.map(|model| model.context_window);
+        run_with_auto_retry(&self.agent, self.settings.retry, window, self.emit.clone(), &self.cancel, start).await
+    }
+
+    async fn check_compaction_after_run(&self) -> Result<(), AgentError> {
+        let Some(last) = last_assistant(&self.agent.messages()) else { return Ok(()) };
+        let window = self.agent.state().model.map(|model| model.context_window);
+        if last.stop_reason == StopReason::Error && is_context_overflow(&last, window) {
+            // Drop the failed answer, compact, and try once more.
+            let mut messages = self.agent.messages();
+            messages.pop();
+            self.agent.replace_messages(messages);
+            if self.compact(CompactionReason::Overflow, true).await {
+                self.run_with_retry(self.agent.continue_()).await?;
+            }
+            return Ok(());
+        }
+        if last.stop_reason != StopReason::Aborted && self.context_is_near_the_window() {
+            self.compact(CompactionReason::Threshold, false).await;
+        }
+        Ok(())
+    }
+
+    fn context_is_near_the_window(&self) -> bool {
+        let Some(model) = self.agent.state().model else { return false };
+        let tokens = estimate_context_tokens(&self.agent.messages()).tokens;
+        should_compact(tokens, model.context_window, &self.settings.compaction)
+    }
+
+    /// Summarizes the older part of the current branch, records the compaction entry and gives the agent
+    /// the compacted context. Returns whether it succeeded.
+    async fn compact(&self, reason: CompactionReason, will_retry: bool) -> bool {
+        (self.emit)(&SessionOnlyEvent::AutoCompactionStart { reason });
+        let outcome = self.summarize().await;
+        let (result, error_message) = match outcome {
+            Ok(Some(result)) => (Some(result), None),
+            Ok(None) => (None, None),
+            Err(message) => (None, Some(message)),
+        };
+        let succeeded = result.is_some();
+        let aborted = self.cancel.is_cancelled();
+        (self.emit)(&SessionOnlyEvent::AutoCompactionEnd {
+            result,
+            aborted,
+            will_retry: will_retry && succeeded,
+            error_message,
+        });
+        succeeded
+    }
+
+    async fn summarize(&self) -> Result<Option<serde_json::Value>, String> {
+        let Some(model) = self.agent.state().model else { return Ok(None) };
+        let path: Vec<SessionEntry> = self.manager().tree().current_path().into_iter().cloned().collect();
+        let Some(preparation) = prepare_compaction(&path, &self.settings.compaction) else { return Ok(None) };
+        let api_key = self.api_key.as_deref();
+        let result = compact(&preparation, &model, &self.registry, api_key, None, &self.cancel)
+            .await
+            .map_err(|error| error.to_string())?;
+        let mut manager = self.manager();
+        manager
+            .append_compaction(
+                &result.summary,
+                &result.first_kept_entry_id,
+                result.tokens_before,
+                result.details.clone(),
+            )
+            .map_err(|error| error.to_string())?;
+        self.agent.replace_messages(manager.context().messages);
+        Ok(Some(json!({
+            "summary": result.summary,
+            "firstKeptEntryId": result.first_kept_entry_id,
+            "tokensBefore": result.tokens_before,
+            "details": result.details,
+        })))
+    }
+}
+
+/// Appends a finished message to the session (pi persists these roles at `message_end`).
+fn append(manager: &mut SessionManager, message: &AgentMessage) -> Result<(), SessionError> {
+    match message {
+        AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
+            manager.append_message(message.clone()).map(drop)
+        }
+        AgentMessage::Custom(custom) => manager.append_custom_message(custom).map(drop),
+        _ => Ok(()),
+    }
+}
+
+fn last_assistant(messages: &[AgentMessage]) -> Option<AssistantMessage> {
+    match messages.last() {
+        Some(AgentMessage::Assistant(message)) => Some(message.clone()),
+        _ => None,
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,160 @@
+//! `SessionManager`: the session tree and its file together, as pi's session manager pairs them. Every
+//! append goes into the tree and then to the file (lazily, see [`SessionStore`]); sessions are created,
+//! opened, continued or kept in memory the way pi's `-c`, `--session` and `--no-session` choose them.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::context::SessionContext;
+use super::entries::{SessionEntry, SessionHeader};
+use super::load::{SessionError, load_session_file};
+use super::paths::{find_most_recent_session, session_dir_for_cwd};
+use super::store::{NewSessionOptions, SessionStore};
+use super::tree::SessionTree;
+use crate::protocol::{AgentMessage, CustomMessage};
+
+/// One session: its entry tree and where it is written.
+#[derive(Debug)]
+pub struct SessionManager {
+    tree: SessionTree,
+    store: SessionStore,
+    /// The working directory the session belongs to (its header's `cwd`).
+    cwd: PathBuf,
+}
+
+/// Where a run keeps its sessions: `<agent dir>/sessions/--<cwd>--/` unless a session directory is given
+/// (then sessions go straight into it, as pi does with `--session-dir`).
+pub fn sessions_dir(agent_dir: &Path, session_dir_override: Option<&Path>, cwd: &Path) -> PathBuf {
+    match session_dir_override {
+        Some(dir) => dir.to_path_buf(),
+        None => session_dir_for_cwd(&agent_dir.join("sessions"), cwd),
+    }
+}
+
+impl SessionManager {
+    /// A new session in `dir` (the folder is created now, as pi creates it; the file at the first answer).
+    pub fn create(dir: &Path, cwd: &Path) -> Result<Self, SessionError> {
+        std::fs::create_dir_all(dir).map_err(|source| SessionError::io("create", dir, source))?;
+        Ok(Self {
+            tree: SessionTree::new(),
+            store: SessionStore::create(dir, cwd, NewSessionOptions::default()),
+            cwd: cwd.to_path_buf(),
+        })
+    }
+
+    /// An existing session file, locked for writing; its entries become the tree, the leaf its last entry.
+    pub fn open(path: &Path) -> Result<Self, SessionError> {
+        let loaded = load_session_file(path)?;
+        let store = SessionStore::open(path, &loaded)?;
+        let cwd = PathBuf::from(&loaded.header.cwd);
+        Ok(Self { tree: SessionTree::from_entries(loaded.entries), store, cwd })
+    }
+
+    /// The newest session in `dir` with a valid header, or a new one when there is none.
+    pub fn continue_recent(dir: &Path, cwd: &Path) -> Result<Self, SessionError> {
+        match find_most_recent_session(dir) {
+            Some(path) => Self::open(&path),
+            None => Self::create(dir, cwd),
+        }
+    }
+
+    /// A session that is never written (`--no-session`).
+    pub fn in_memory(cwd: &Path) -> Self {
+        Self {
+            tree: SessionTree::new(),
+            store: SessionStore::in_memory(cwd, NewSessionOptions::default()),
+            cwd: cwd.to_path_buf(),
+        }
+    }
+
+    pub fn header(&self) -> &SessionHeader {
+        self.store.header()
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.store.header().id
+    }
+
+    /// The session file, once it has one (`None` in memory).
+    pub fn path(&self) -> Option<&Path> {
+        self.store.path()
+    }
+
+    /// The working directory the session belongs to.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    pub fn tree(&self) -> &SessionTree {
+        &self.tree
+    }
+
+    /// The messages, model and thinking level of the current branch.
+    pub fn context(&self) -> SessionContext {
+        self.tree.context()
+    }
+
+    pub fn entries(&self) -> &[SessionEntry] {
+        self.tree.entries()
+    }
+
+    pub fn append_message(&mut self, message: AgentMessage) -> Result<String, SessionError> {
+        let id = self.tree.append_message(message).id.clone();
+        self.persist(&id)
+    }
+
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String, SessionError> {
+        let id = self.tree.append_model_change(provider, model_id).id.clone();
+        self.persist(&id)
+    }
+
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String, SessionError> {
+        let id = self.tree.append_thinking_level_change(level).id.clone();
+        self.persist(&id)
+    }
+
+    /// An extension's message, kept as a `custom_message` entry.
+    pub fn append_custom_message(&mut self, message: &CustomMessage) -> Result<String, SessionError> {
+        let content = message.content.clone();
+        let entry =
+            self.tree.append_custom_message(&message.custom_type, content, message.display, message.details.clone());
+        let id = entry.id.clone();
+        self.persist(&id)
+    }
+
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: u64,
+        details: Option<Value>,
+    ) -> Result<String, SessionError> {
+        let id = self.tree.append_compaction(summary, first_kept_entry_id, tokens_before, details, None).id.clone();
+        self.persist(&id)
+    }
+
+    /// Moves the leaf to `from` and records a branch summary there.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<Value>,
+    ) -> Result<String, SessionError> {
+        let id = self
+            .tree
+            .branch_with_summary(from, summary, details, None)
+            .map_err(|error| SessionError::Tree(error.to_string()))?
+            .id
+            .clone();
+        self.persist(&id)
+    }
+
+    /// Hands the entry `id` (just appended to the tree) to the file.
+    fn persist(&mut self, id: &str) -> Result<String, SessionError> {
+        if let Some(entry) = self.tree.entry(id) {
+            self.store.record(entry, self.tree.entries())?;
+        }
+        Ok(id.to_owned())
+    }
+}

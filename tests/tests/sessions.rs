@@ -1,0 +1,223 @@
+//! Sessions end to end with the generated pi binary and the scripted server: the session file a print run
+//! writes, `-c` continuing it, a session file written by pi 0.73.1 loading, auto-retry after a 503, and
+//! compaction when a small context window fills.
+
+use std::path::{Path, PathBuf};
+
+use pi_gen_tests::{Sandbox, agent_binary, stderr, stdout, workspace_root};
+use pi_runtime::testing::{MockLlmServer, MockScript};
+use serde_json::{Value, json};
+
+const MODEL_ARGS: [&str; 4] = ["--provider", "mock", "--model", "m"];
+
+async fn server(responses: Value) -> MockLlmServer {
+    let script = MockScript::from_json_str(&json!({ "responses": responses }).to_string()).expect("script");
+    MockLlmServer::start(script).await.expect("mock starts")
+}
+
+/// Every session file under the sandbox's agent dir.
+fn session_files(sandbox: &Sandbox) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![sandbox.agent_dir().join("sessions")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("session file");
+    text.lines().map(|line| serde_json::from_str(line).expect("json line")).collect()
+}
+
+/// The `role: text` pairs of a chat-completions request body (system prompt left out).
+fn conversation(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|message| message["role"] != "system")
+        .map(|message| {
+            let content = match &message["content"] {
+                Value::String(text) => text.clone(),
+                Value::Array(parts) => parts.iter().filter_map(|part| part["text"].as_str()).collect(),
+                _ => String::new(),
+            };
+            (message["role"].as_str().unwrap_or_default().to_owned(), content)
+        })
+        .collect()
+}
+
+fn pair(role: &str, text: &str) -> (String, String) {
+    (role.to_owned(), text.to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_print_run_writes_pis_session_file_and_continue_picks_it_up() {
+    let binary = agent_binary("pi");
+    let mock = server(json!([{"text": "First answer."}, {"text": "Second answer."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+
+    let first = sandbox.run(&binary, &[&MODEL_ARGS[..], &["-p", "Remember the word kiwi"]].concat()).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    let files = session_files(&sandbox);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let folder = files[0].parent().and_then(Path::file_name).map(|name| name.to_string_lossy().into_owned());
+    let cwd = sandbox.work_dir().canonicalize().expect("cwd");
+    let expected_folder = format!("--{}--", cwd.to_string_lossy().trim_start_matches('/').replace('/', "-"));
+    assert_eq!(folder.as_deref(), Some(expected_folder.as_str()));
+    let written = lines(&files[0]);
+    let types: Vec<&str> = written.iter().map(|line| line["type"].as_str().unwrap_or_default()).collect();
+    assert_eq!(types, ["session", "model_change", "thinking_level_change", "message", "message"]);
+    assert_eq!(written[0]["version"], 3);
+    assert_eq!(written[1]["provider"], "mock");
+    assert_eq!(written[1]["modelId"], "m");
+    assert_eq!(written[1]["parentId"], Value::Null);
+    for window in written[1..].windows(2) {
+        assert_eq!(window[1]["parentId"], window[0]["id"], "entries chain to their predecessor");
+    }
+    assert!(written[1..].iter().all(|line| line["id"].as_str().is_some_and(|id| id.len() == 8)));
+    assert_eq!(written[4]["message"]["role"], "assistant");
+
+    let second = sandbox.run(&binary, &[&MODEL_ARGS[..], &["-c", "-p", "Which word?"]].concat()).await;
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(stdout(&second), "Second answer.\n");
+    let requests = mock.requests();
+    assert_eq!(
+        conversation(&requests[1].body),
+        [pair("user", "Remember the word kiwi"), pair("assistant", "First answer."), pair("user", "Which word?")]
+    );
+    assert_eq!(session_files(&sandbox), files, "-c appends to the same file");
+    let types: Vec<String> =
+        lines(&files[0]).iter().map(|line| line["type"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(types.len(), 7, "{types:?}");
+
+    let memory = sandbox.run(&binary, &[&MODEL_ARGS[..], &["--no-session", "-p", "hi"]].concat()).await;
+    assert_eq!(memory.status.code(), Some(1), "the script is used up, the run fails");
+    assert_eq!(session_files(&sandbox), files, "--no-session writes nothing");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_written_by_pi_loads_and_the_next_request_carries_it() {
+    let binary = agent_binary("pi");
+    let mock = server(json!([{"text": "Continuing."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let recorded = workspace_root().join("runtime/fixtures/pi-0.73.1/session-lines.jsonl");
+    let session = sandbox.root.path().join("from-pi.jsonl");
+    // The recording holds three sessions one after another; the first one is a complete file.
+    let text = std::fs::read_to_string(&recorded).expect("recording");
+    let first_session: Vec<&str> = text
+        .lines()
+        .take_while({
+            let mut headers = 0;
+            move |line| {
+                headers += usize::from(line.starts_with(r#"{"type":"session""#));
+                headers < 2
+            }
+        })
+        .collect();
+    std::fs::write(&session, first_session.join("\n") + "\n").expect("session file");
+    let before = lines(&session);
+
+    let path = session.to_string_lossy().into_owned();
+    let output = sandbox.run(&binary, &[&MODEL_ARGS[..], &["--session", &path, "-p", "And now?"]].concat()).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sent = conversation(&mock.requests()[0].body);
+    let earlier: Vec<(String, String)> = before
+        .iter()
+        .filter(|line| line["type"] == "message")
+        .filter(|line| line["message"]["role"] == "user")
+        .map(|line| pair("user", line["message"]["content"][0]["text"].as_str().unwrap_or_default()))
+        .collect();
+    assert!(!earlier.is_empty());
+    for message in &earlier {
+        assert!(sent.contains(message), "{message:?} missing from {sent:#?}");
+    }
+    assert_eq!(sent.last(), Some(&pair("user", "And now?")));
+    let after = lines(&session);
+    assert_eq!(&after[..before.len()], &before[..], "pi's lines stay as they were");
+    assert_eq!(after.last().map(|line| line["message"]["role"].clone()), Some(json!("assistant")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_503_then_success_is_retried_with_backoff() {
+    let binary = agent_binary("pi");
+    let unavailable = json!({"error": {"status": 503, "body": {"error": {"message": "upstream overloaded"}},
+        "headers": {"retry-after-ms": "10", "x-should-retry": "false"}}});
+    let mock = server(json!([unavailable, {"text": "Recovered."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    std::fs::write(sandbox.agent_dir().join("settings.json"), r#"{"retry": {"baseDelayMs": 20}}"#).expect("settings");
+
+    let output = sandbox.run(&binary, &[&MODEL_ARGS[..], &["--mode", "json", "hi"]].concat()).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events: Vec<Value> =
+        stdout(&output).lines().map(|line| serde_json::from_str(line).expect("json event")).collect();
+    let retry_events: Vec<&Value> =
+        events.iter().filter(|event| event["type"].as_str().is_some_and(|t| t.starts_with("auto_retry"))).collect();
+    assert_eq!(retry_events.len(), 2, "{retry_events:#?}");
+    assert_eq!(retry_events[0]["type"], "auto_retry_start");
+    assert_eq!(retry_events[0]["attempt"], 1);
+    assert_eq!(retry_events[0]["maxAttempts"], 3);
+    assert_eq!(retry_events[0]["delayMs"], 20);
+    assert!(retry_events[0]["errorMessage"].as_str().is_some_and(|text| text.contains("503")));
+    assert_eq!(*retry_events[1], json!({"type": "auto_retry_end", "success": true, "attempt": 1}));
+    let last_end = events.iter().rev().find(|event| event["type"] == "agent_end").expect("agent_end");
+    let final_messages = last_end["messages"].as_array().expect("messages");
+    assert_eq!(final_messages.last().map(|m| m["stopReason"].clone()), Some(json!("stop")));
+    // The failed answer stays in the session file.
+    let written = lines(&session_files(&sandbox)[0]);
+    let stop_reasons: Vec<Value> = written
+        .iter()
+        .filter(|l| l["message"]["role"] == "assistant")
+        .map(|l| l["message"]["stopReason"].clone())
+        .collect();
+    assert_eq!(stop_reasons, [json!("error"), json!("stop")]);
+    assert_eq!(conversation(&mock.requests()[1].body), [pair("user", "hi")], "the error left the context");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_context_window_is_compacted_and_the_next_request_carries_the_summary() {
+    let binary = agent_binary("pi");
+    let long_answer = "The plan has many steps. ".repeat(80);
+    let mock = server(json!([
+        {"text": long_answer, "usage": {"input": 3500, "output": 500}},
+        {"text": "## Goal\nShip the plan."},
+        {"text": "Done."}
+    ]))
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let models = json!({"providers": {"mock": {"baseUrl": mock.base_url(), "api": "openai-completions",
+        "apiKey": "mock-key", "models": [{"id": "m", "contextWindow": 4000, "maxTokens": 1000}]}}});
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).expect("models.json");
+    let settings = r#"{"compaction": {"reserveTokens": 1000, "keepRecentTokens": 100}}"#;
+    std::fs::write(sandbox.agent_dir().join("settings.json"), settings).expect("settings");
+
+    let output =
+        sandbox.run(&binary, &[&MODEL_ARGS[..], &["--mode", "json", "Make a plan", "Carry on"]].concat()).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events: Vec<Value> =
+        stdout(&output).lines().map(|line| serde_json::from_str(line).expect("json event")).collect();
+    let start = events.iter().find(|event| event["type"] == "auto_compaction_start").expect("compaction started");
+    assert_eq!(start["reason"], "threshold");
+    let end = events.iter().find(|event| event["type"] == "auto_compaction_end").expect("compaction ended");
+    assert!(end["result"]["summary"].as_str().is_some_and(|s| s.contains("Ship the plan.")), "{end}");
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let last = conversation(&requests[2].body);
+    assert!(last[0].1.starts_with("The conversation history before this point was compacted"), "{last:#?}");
+    assert!(last[0].1.contains("Ship the plan."), "{last:#?}");
+    assert!(last.contains(&pair("assistant", &long_answer)), "the kept answer follows the summary");
+    assert_eq!(last.last(), Some(&pair("user", "Carry on")));
+    let written = lines(&session_files(&sandbox)[0]);
+    let compaction = written.iter().find(|line| line["type"] == "compaction").expect("compaction entry");
+    assert!(compaction["firstKeptEntryId"].as_str().is_some_and(|id| id.len() == 8));
+    assert!(compaction["tokensBefore"].as_u64().is_some_and(|tokens| tokens >= 4000), "{compaction}");
+}
