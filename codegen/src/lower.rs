@@ -31,6 +31,15 @@ pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
     };
     let guidelines = spec.system_prompt.as_ref().map(|prompt| prompt.guidelines.clone()).unwrap_or_default();
     let documentation = option(spec.system_prompt.as_ref().and_then(|prompt| prompt.documentation.as_ref()));
+    let compaction = spec.compaction.as_ref();
+    let compaction_enabled = compaction.and_then(|c| c.enabled).unwrap_or(true);
+    let reserve_tokens = compaction.and_then(|c| c.reserve_tokens).unwrap_or(16_384);
+    let keep_recent_tokens = compaction.and_then(|c| c.keep_recent_tokens).unwrap_or(20_000);
+    let retry = spec.retry.as_ref();
+    let retry_enabled = retry.and_then(|r| r.enabled).unwrap_or(true);
+    let max_retries = retry.and_then(|r| r.max_retries).unwrap_or(3);
+    let base_delay_ms = retry.and_then(|r| r.base_delay_ms).unwrap_or(2000);
+    let max_delay_ms = retry.and_then(|r| r.max_delay_ms).unwrap_or(60_000);
     let model = spec.model.as_ref();
     let default_provider = option(model.and_then(|m| m.provider.as_ref()));
     let default_model = option(model.and_then(|m| m.id.as_ref()));
@@ -48,6 +57,17 @@ pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
             tool_execution: #execution,
             default_provider: #default_provider,
             default_model: #default_model,
+            compaction: ::pi_runtime::compaction::CompactionSettings {
+                enabled: #compaction_enabled,
+                reserve_tokens: #reserve_tokens,
+                keep_recent_tokens: #keep_recent_tokens,
+            },
+            retry: ::pi_runtime::agent_session::RetrySettings {
+                enabled: #retry_enabled,
+                max_retries: #max_retries,
+                base_delay_ms: #base_delay_ms,
+                max_delay_ms: #max_delay_ms,
+            },
         }
     }
 }
@@ -111,6 +131,20 @@ mod tests {
         assert!(source.contains(&squash("identity: \"You scout code.\".to_owned()")), "{source}");
         assert!(source.contains(&squash("guidelines: vec![\"Never edit files\".to_owned()]")), "{source}");
         assert!(source.contains("Option::Some(\"Docs:/opt/scout/README.md\".to_owned(),)"), "{source}");
+    }
+
+    #[test]
+    fn compaction_and_retry_settings_fill_in_pis_defaults() {
+        let yaml =
+            "version: 1\nname: a\ncompaction: { reserve_tokens: 4096 }\nretry: { enabled: false, max_retries: 5 }\n";
+        let spec = parse_spec(Path::new("a.yaml"), yaml).expect("valid");
+        let source = squash(&main_rs(&spec, "a.yaml").expect("generates"));
+        let compaction = "CompactionSettings{enabled:true,reserve_tokens:4096u64,keep_recent_tokens:20000u64,}";
+        assert!(source.contains(compaction), "{source}");
+        let retry = "RetrySettings{enabled:false,max_retries:5u32,base_delay_ms:2000u64,max_delay_ms:60000u64,}";
+        assert!(source.contains(retry), "{source}");
+        let unknown = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\ncompaction: { reserve: 1 }\n");
+        assert!(unknown.is_err());
     }
 
     #[test]

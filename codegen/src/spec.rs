@@ -31,6 +31,38 @@ pub struct AgentSpec {
     pub system_prompt: Option<SystemPromptSpec>,
     #[serde(default)]
     pub tools: Option<ToolsSpec>,
+    /// Context compaction defaults (settings.json's `compaction` overrides them field by field).
+    #[serde(default)]
+    pub compaction: Option<CompactionSpec>,
+    /// Auto-retry defaults (settings.json's `retry` overrides them field by field).
+    #[serde(default)]
+    pub retry: Option<RetrySpec>,
+}
+
+/// `compaction:` in the YAML; absent fields keep pi's defaults.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionSpec {
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub reserve_tokens: Option<u64>,
+    #[serde(default)]
+    pub keep_recent_tokens: Option<u64>,
+}
+
+/// `retry:` in the YAML; absent fields keep pi's defaults.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySpec {
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    #[serde(default)]
+    pub base_delay_ms: Option<u64>,
+    #[serde(default)]
+    pub max_delay_ms: Option<u64>,
 }
 
 /// The default model.

@@ -35,6 +35,10 @@ pub struct AgentDefinition {
     /// Default provider and model (used when no flag or setting names one).
     pub default_provider: Option<String>,
     pub default_model: Option<String>,
+    /// Compaction defaults from the YAML (settings.json overrides them field by field).
+    pub compaction: crate::compaction::CompactionSettings,
+    /// Auto-retry defaults from the YAML (settings.json overrides them field by field).
+    pub retry: crate::agent_session::RetrySettings,
 }
 
 impl Default for AgentDefinition {
@@ -52,6 +56,8 @@ impl Default for AgentDefinition {
             tool_execution: ToolExecutionMode::default(),
             default_provider: None,
             default_model: None,
+            compaction: crate::compaction::CompactionSettings::default(),
+            retry: crate::agent_session::RetrySettings::default(),
         }
     }
 }

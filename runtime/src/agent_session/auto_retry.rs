@@ -36,7 +36,12 @@ impl Default for RetrySettings {
 impl RetrySettings {
     /// The defaults with each well-formed field of a settings `retry` object applied (others are ignored).
     pub fn from_settings(value: Option<&Value>) -> Self {
-        let mut settings = Self::default();
+        Self::default().with_settings(value)
+    }
+
+    /// These settings with each well-formed field of a settings `retry` object applied over them.
+    pub fn with_settings(self, value: Option<&Value>) -> Self {
+        let mut settings = self;
         let Some(Value::Object(object)) = value else { return settings };
         if let Some(enabled) = object.get("enabled").and_then(Value::as_bool) {
             settings.enabled = enabled;

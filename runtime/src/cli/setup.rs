@@ -16,7 +16,7 @@ use super::session_select::open_session;
 use super::settings::Settings;
 use crate::AgentDefinition;
 use crate::agent::{Agent, AgentOptions};
-use crate::agent_session::{RetrySettings, SessionSettings};
+use crate::agent_session::SessionSettings;
 use crate::ai::ProviderRegistry;
 use crate::ai::catalog::{api_key_env_vars, clamp_thinking_level};
 use crate::ai::{Model, ThinkingLevel, default_registry};
@@ -69,8 +69,8 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
         ..AgentOptions::new(registry.clone())
     });
     let session_settings = SessionSettings {
-        retry: RetrySettings::from_settings(settings.value("retry")),
-        compaction: compaction_settings(settings.value("compaction")),
+        retry: definition.retry.with_settings(settings.value("retry")),
+        compaction: compaction_settings(definition.compaction, settings.value("compaction")),
     };
     Ok(Prepared { agent, resources, session, session_settings, registry, api_key })
 }
@@ -109,15 +109,15 @@ fn resolve_with_session(
     }
 }
 
-/// settings.json's `compaction` object over pi's defaults (a malformed object is ignored with a warning).
-fn compaction_settings(value: Option<&serde_json::Value>) -> CompactionSettings {
-    match value.map(|value| serde_json::from_value::<CompactionSettings>(value.clone())) {
-        None => CompactionSettings::default(),
-        Some(Ok(settings)) => settings,
-        Some(Err(error)) => {
-            eprintln!("Warning: ignoring the \"compaction\" setting: {error}");
-            CompactionSettings::default()
-        }
+/// settings.json's `compaction` object over the agent's defaults, field by field (fields of the wrong type
+/// are ignored).
+fn compaction_settings(base: CompactionSettings, value: Option<&serde_json::Value>) -> CompactionSettings {
+    let Some(serde_json::Value::Object(object)) = value else { return base };
+    let number = |key: &str| object.get(key).and_then(serde_json::Value::as_u64);
+    CompactionSettings {
+        enabled: object.get("enabled").and_then(serde_json::Value::as_bool).unwrap_or(base.enabled),
+        reserve_tokens: number("reserveTokens").unwrap_or(base.reserve_tokens),
+        keep_recent_tokens: number("keepRecentTokens").unwrap_or(base.keep_recent_tokens),
     }
 }
 
@@ -300,5 +300,14 @@ mod tests {
         assert_eq!(stream_idle_timeout(env("0")), None);
         assert_eq!(stream_idle_timeout(env("soon")), None);
         assert_eq!(stream_idle_timeout(|_| None), None);
+    }
+
+    #[test]
+    fn settings_override_the_agents_compaction_defaults_field_by_field() {
+        let base = CompactionSettings { enabled: true, reserve_tokens: 4096, keep_recent_tokens: 20_000 };
+        let value = serde_json::json!({"keepRecentTokens": 500, "reserveTokens": "lots"});
+        let merged = compaction_settings(base, Some(&value));
+        assert_eq!(merged, CompactionSettings { keep_recent_tokens: 500, ..base });
+        assert_eq!(compaction_settings(base, None), base);
     }
 }
