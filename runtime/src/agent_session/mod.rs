@@ -1,11 +1,16 @@
 //! The coding-agent session around an [`crate::agent::Agent`]: what pi's `AgentSession` adds to the bare
-//! loop (auto-retry so far; persistence and compaction build on it).
+//! loop: session persistence, auto-retry, auto and manual compaction, and tree navigation.
 
 mod auto_retry;
+mod navigation;
 mod session;
+
+#[cfg(test)]
+mod tests_session;
 
 #[cfg(test)]
 mod tests_retry;
 
 pub use auto_retry::{RetryDecision, RetrySettings, RetryState, SessionEventSink, run_with_auto_retry};
+pub use navigation::Navigation;
 pub use session::{AgentSession, SessionSettings};

@@ -23,15 +23,15 @@ pub struct SessionSettings {
 
 /// The agent, its session file, and pi's retry and compaction rules around each prompt.
 pub struct AgentSession {
-    agent: Agent,
-    manager: Arc<Mutex<SessionManager>>,
-    settings: SessionSettings,
-    registry: Arc<ProviderRegistry>,
-    api_key: Option<String>,
+    pub(super) agent: Agent,
+    pub(super) manager: Arc<Mutex<SessionManager>>,
+    pub(super) settings: SessionSettings,
+    pub(super) registry: Arc<ProviderRegistry>,
+    pub(super) api_key: Option<String>,
     emit: SessionEventSink,
     /// The first failure to write the session file (reported once, the run goes on).
     write_error: Arc<Mutex<Option<String>>>,
-    cancel: CancellationToken,
+    pub(super) cancel: CancellationToken,
     _persistence: Subscription,
 }
 
@@ -148,7 +148,7 @@ impl AgentSession {
     /// the compacted context. Returns whether it succeeded.
     async fn compact(&self, reason: CompactionReason, will_retry: bool) -> bool {
         (self.emit)(&SessionOnlyEvent::AutoCompactionStart { reason });
-        let outcome = self.summarize().await;
+        let outcome = self.summarize(None).await;
         let (result, error_message) = match outcome {
             Ok(Some(result)) => (Some(result), None),
             Ok(None) => (None, None),
@@ -165,12 +165,20 @@ impl AgentSession {
         succeeded
     }
 
-    async fn summarize(&self) -> Result<Option<serde_json::Value>, String> {
+    /// pi's `/compact [instructions]`: compacts the current branch now, the instructions added to the
+    /// summary request as its focus. Returns the compaction result (`None` when there is nothing to compact).
+    pub async fn compact_now(&self, custom_instructions: Option<&str>) -> Result<Option<serde_json::Value>, String> {
+        self.agent.abort();
+        self.agent.wait_for_idle().await;
+        self.summarize(custom_instructions).await
+    }
+
+    async fn summarize(&self, custom_instructions: Option<&str>) -> Result<Option<serde_json::Value>, String> {
         let Some(model) = self.agent.state().model else { return Ok(None) };
         let path: Vec<SessionEntry> = self.manager().tree().current_path().into_iter().cloned().collect();
         let Some(preparation) = prepare_compaction(&path, &self.settings.compaction) else { return Ok(None) };
         let api_key = self.api_key.as_deref();
-        let result = compact(&preparation, &model, &self.registry, api_key, None, &self.cancel)
+        let result = compact(&preparation, &model, &self.registry, api_key, custom_instructions, &self.cancel)
             .await
             .map_err(|error| error.to_string())?;
         let mut manager = self.manager();

@@ -150,6 +150,16 @@ impl SessionManager {
         self.persist(&id)
     }
 
+    /// Moves the leaf to `id` (the next entry is appended there).
+    pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
+        self.tree.branch(id).map_err(|error| SessionError::Tree(error.to_string()))
+    }
+
+    /// Empties the leaf: the next entry starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.tree.reset_leaf();
+    }
+
     /// Hands the entry `id` (just appended to the tree) to the file.
     fn persist(&mut self, id: &str) -> Result<String, SessionError> {
         if let Some(entry) = self.tree.entry(id) {
