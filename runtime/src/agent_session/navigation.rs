@@ -46,7 +46,7 @@ impl AgentSession {
         if summarize && old_leaf.as_deref() != Some(target_id) {
             let branch = collect_branch_entries(&entries, old_leaf.as_deref(), target_id);
             if !branch.entries.is_empty()
-                && let Some(model) = self.agent.state().model
+                && let Some(model) = self.summary_model()
             {
                 let options = BranchSummaryOptions {
                     reserve_tokens: self.settings.compaction.reserve_tokens,

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auto_retry::{RetrySettings, SessionEventSink, run_with_auto_retry};
 use crate::agent::{Agent, AgentError, Subscription};
-use crate::ai::{ProviderRegistry, is_context_overflow};
+use crate::ai::{Model, ProviderRegistry, is_context_overflow};
 use crate::compaction::{CompactionSettings, compact, estimate_context_tokens, prepare_compaction, should_compact};
 use crate::protocol::{AgentEvent, AgentMessage, AssistantMessage, CompactionReason, SessionOnlyEvent, StopReason};
 use crate::session::{SessionEntry, SessionError, SessionManager};
@@ -32,6 +32,8 @@ pub struct AgentSession {
     /// The first failure to write the session file (reported once, the run goes on).
     write_error: Arc<Mutex<Option<String>>>,
     pub(super) cancel: CancellationToken,
+    /// A model to write summaries with instead of the agent's (e.g. a cheaper one).
+    summary_model: Mutex<Option<Model>>,
     _persistence: Subscription,
 }
 
@@ -83,8 +85,20 @@ impl AgentSession {
             emit,
             write_error,
             cancel: CancellationToken::new(),
+            summary_model: Mutex::new(None),
             _persistence: persistence,
         })
+    }
+
+    /// Summaries (compaction and branch) are written with `model` instead of the agent's own; `None`
+    /// goes back to the agent's model. The model must be reachable with the session's API key.
+    pub fn set_summary_model(&self, model: Option<Model>) {
+        *lock(&self.summary_model) = model;
+    }
+
+    /// The model summaries are written with.
+    pub fn summary_model(&self) -> Option<Model> {
+        lock(&self.summary_model).clone().or_else(|| self.agent.state().model)
     }
 
     pub fn agent(&self) -> &Agent {
@@ -174,7 +188,7 @@ impl AgentSession {
     }
 
     async fn summarize(&self, custom_instructions: Option<&str>) -> Result<Option<serde_json::Value>, String> {
-        let Some(model) = self.agent.state().model else { return Ok(None) };
+        let Some(model) = self.summary_model() else { return Ok(None) };
         let path: Vec<SessionEntry> = self.manager().tree().current_path().into_iter().cloned().collect();
         let Some(preparation) = prepare_compaction(&path, &self.settings.compaction) else { return Ok(None) };
         let api_key = self.api_key.as_deref();

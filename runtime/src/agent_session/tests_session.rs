@@ -66,9 +66,13 @@ async fn manual_compaction_sends_the_instructions_and_replaces_the_context() {
     session.prompt("First".into()).await.unwrap();
     // A long second prompt: the kept part starts at it, so the first exchange is summarized.
     session.prompt(long).await.unwrap();
+    let mut cheap = Model::new("test", "cheap-model", "scripted", "http://127.0.0.1:9");
+    cheap.context_window = 64_000;
+    session.set_summary_model(Some(cheap));
     let result = session.compact_now(Some("the API design")).await.unwrap().expect("compacted");
     assert!(result["summary"].as_str().unwrap().contains("Keep going."));
     let summary_request = provider.requests().last().cloned().unwrap();
+    assert_eq!(summary_request.model_id, "cheap-model", "the summary model wrote the summary");
     let asked = summary_request.context.messages.last().map(|m| format!("{m:?}")).unwrap_or_default();
     assert!(asked.contains("Additional focus: the API design"), "{asked}");
     let messages = session.agent().messages();

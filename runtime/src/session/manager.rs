@@ -10,8 +10,8 @@ use super::context::SessionContext;
 use super::entries::{SessionEntry, SessionHeader};
 use super::load::{SessionError, load_session_file};
 use super::paths::{find_most_recent_session, session_dir_for_cwd};
-use super::store::{NewSessionOptions, SessionStore};
-use super::tree::SessionTree;
+use super::store::{NewSessionOptions, SessionStore, write_forked_session};
+use super::tree::{SessionTree, holds_assistant_message};
 use crate::protocol::{AgentMessage, CustomMessage};
 
 /// One session: its entry tree and where it is written.
@@ -158,6 +158,21 @@ impl SessionManager {
     /// Empties the leaf: the next entry starts a new root.
     pub fn reset_leaf(&mut self) {
         self.tree.reset_leaf();
+    }
+
+    /// pi's `createBranchedSession`: a new session file in `dir` holding the path from the root to `leaf`
+    /// (labels re-created), its header naming this file as `parentSession`. Written only when the path holds
+    /// an assistant message; returns the new file's path then.
+    pub fn create_branched_session(&mut self, leaf: &str, dir: &Path) -> Result<Option<PathBuf>, SessionError> {
+        let entries = self.tree.entries_for_fork(leaf).map_err(|error| SessionError::Tree(error.to_string()))?;
+        if !holds_assistant_message(&entries) {
+            return Ok(None);
+        }
+        let parent_session = self.path().map(|path| path.to_string_lossy().into_owned());
+        let store = SessionStore::create(dir, &self.cwd, NewSessionOptions { session_id: None, parent_session });
+        let Some(path) = store.path().map(Path::to_path_buf) else { return Ok(None) };
+        write_forked_session(&path, store.header(), &entries)?;
+        Ok(Some(path))
     }
 
     /// Hands the entry `id` (just appended to the tree) to the file.

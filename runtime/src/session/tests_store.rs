@@ -156,3 +156,30 @@ fn a_forked_session_is_written_whole() {
     assert!(fs::read_to_string(&path).unwrap().contains(r#""parentSession":"/sessions/original.jsonl""#));
     assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1, "no temporary file left behind");
 }
+
+#[test]
+fn a_branched_session_names_its_parent_and_holds_the_path() {
+    use crate::session::{SessionManager, load_session_file};
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    let mut manager = SessionManager::create(&sessions, dir.path()).unwrap();
+    let user = crate::protocol::AgentMessage::User(crate::protocol::UserMessage {
+        content: crate::protocol::MessageContent::Text("hi".into()),
+        timestamp: 1,
+    });
+    let first = manager.append_message(user.clone()).unwrap();
+    assert_eq!(manager.create_branched_session(&first, &sessions).unwrap(), None, "no answer on the path yet");
+    let answer: crate::protocol::AgentMessage = serde_json::from_value(serde_json::json!({
+        "role": "assistant", "content": [{"type": "text", "text": "hello"}], "api": "openai-completions",
+        "provider": "mock", "model": "m", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0,
+        "totalTokens": 2, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": "stop", "timestamp": 2
+    }))
+    .unwrap();
+    let answered = manager.append_message(answer).unwrap();
+    manager.append_message(user).unwrap();
+    let forked = manager.create_branched_session(&answered, &sessions).unwrap().expect("written");
+    let loaded = load_session_file(&forked).unwrap();
+    assert_eq!(loaded.header.parent_session.as_deref(), manager.path().and_then(|p| p.to_str()));
+    assert_eq!(loaded.entries.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), [first.as_str(), answered.as_str()]);
+}
