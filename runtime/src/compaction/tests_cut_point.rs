@@ -20,13 +20,7 @@ fn case_16_cut_points() {
 
 #[test]
 fn case_17_pulls_in_the_model_change_and_splits_the_turn() {
-    let entries = chain(vec![
-        message(user(chars(400))),
-        message(assistant(chars(400))),
-        model_change(),
-        message(user(chars(400))),
-        message(assistant(chars(400))),
-    ]);
+    let entries = case_17_entries();
     assert_eq!(find_cut_point(&entries, 0, entries.len(), 150), cut(2, Some(0), true));
 }
 

@@ -94,13 +94,7 @@ fn a_split_turn_separates_history_from_the_turn_prefix() {
 
 #[test]
 fn case_17_has_no_history_before_the_split_turn() {
-    let entries = chain(vec![
-        message(user(chars(400))),
-        message(assistant(chars(400))),
-        model_change(),
-        message(user(chars(400))),
-        message(assistant(chars(400))),
-    ]);
+    let entries = case_17_entries();
     let prep = prepare_compaction(&entries, &settings(150)).unwrap();
     assert!(prep.is_split_turn);
     assert_eq!(prep.first_kept_entry_id, "e2");

@@ -140,13 +140,7 @@ async fn a_split_turn_summarizes_history_and_prefix_concurrently() {
 
 #[tokio::test]
 async fn case_17_has_no_prior_history() {
-    let entries = chain(vec![
-        message(user(chars(400))),
-        message(assistant(chars(400))),
-        model_change(),
-        message(user(chars(400))),
-        message(assistant(chars(400))),
-    ]);
+    let entries = case_17_entries();
     let prep = prepare_compaction(&entries, &settings(150)).unwrap();
     let (registry, provider) = scripted_registry(ScriptedProvider::new([ScriptedResponse::text("PREFIX")]));
     let result =

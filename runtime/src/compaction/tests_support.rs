@@ -131,3 +131,14 @@ pub fn request_text(context: &LlmContext) -> String {
         other => panic!("expected one user message, got {other:?}"),
     }
 }
+
+/// pi-facts case 17: `[U400, A400, model_change, U400, A400]`.
+pub fn case_17_entries() -> Vec<SessionEntry> {
+    chain(vec![
+        message(user(chars(400))),
+        message(assistant(chars(400))),
+        model_change(),
+        message(user(chars(400))),
+        message(assistant(chars(400))),
+    ])
+}
