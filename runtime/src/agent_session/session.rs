@@ -12,7 +12,7 @@ use crate::agent::{Agent, AgentError, Subscription};
 use crate::ai::{Model, ProviderRegistry, is_context_overflow};
 use crate::compaction::{CompactionSettings, compact, estimate_context_tokens, prepare_compaction, should_compact};
 use crate::protocol::{AgentEvent, AgentMessage, AssistantMessage, CompactionReason, SessionOnlyEvent, StopReason};
-use crate::session::{SessionEntry, SessionError, SessionManager};
+use crate::session::{EntryKind, SessionEntry, SessionError, SessionManager, iso_to_ms};
 
 /// Settings of the session layer.
 #[derive(Debug, Clone, Copy, Default)]
@@ -152,10 +152,33 @@ impl AgentSession {
         Ok(())
     }
 
+    /// pi's threshold check: the context (by the last answer's usage) is past the window minus the reserve.
+    /// Skipped when the last answer was aborted or is older than the latest compaction (its usage then
+    /// describes the context before that compaction).
     fn context_is_near_the_window(&self) -> bool {
         let Some(model) = self.agent.state().model else { return false };
-        let tokens = estimate_context_tokens(&self.agent.messages()).tokens;
+        let messages = self.agent.messages();
+        let Some(last) = messages.iter().rev().find_map(|message| match message {
+            AgentMessage::Assistant(answer) => Some(answer),
+            _ => None,
+        }) else {
+            return false;
+        };
+        if last.stop_reason == StopReason::Aborted || last.timestamp <= self.latest_compaction_ms() {
+            return false;
+        }
+        let tokens = estimate_context_tokens(&messages).tokens;
         should_compact(tokens, model.context_window, &self.settings.compaction)
+    }
+
+    /// When the latest compaction on the current branch happened (ms; 0 when there is none).
+    fn latest_compaction_ms(&self) -> i64 {
+        let manager = self.manager();
+        let path = manager.tree().current_path();
+        path.iter()
+            .rev()
+            .find(|entry| matches!(entry.kind, EntryKind::Compaction { .. }))
+            .map_or(0, |entry| iso_to_ms(&entry.timestamp))
     }
 
     /// Summarizes the older part of the current branch, records the compaction entry and gives the agent
