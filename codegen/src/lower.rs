@@ -35,6 +35,7 @@ pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
     let compaction_enabled = compaction.and_then(|c| c.enabled).unwrap_or(true);
     let reserve_tokens = compaction.and_then(|c| c.reserve_tokens).unwrap_or(16_384);
     let keep_recent_tokens = compaction.and_then(|c| c.keep_recent_tokens).unwrap_or(20_000);
+    let summary_model = option(compaction.and_then(|c| c.model.as_ref()));
     let retry = spec.retry.as_ref();
     let retry_enabled = retry.and_then(|r| r.enabled).unwrap_or(true);
     let max_retries = retry.and_then(|r| r.max_retries).unwrap_or(3);
@@ -62,6 +63,7 @@ pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
                 reserve_tokens: #reserve_tokens,
                 keep_recent_tokens: #keep_recent_tokens,
             },
+            summary_model: #summary_model,
             retry: ::pi_runtime::agent_session::RetrySettings {
                 enabled: #retry_enabled,
                 max_retries: #max_retries,
@@ -143,6 +145,14 @@ mod tests {
         assert!(source.contains(compaction), "{source}");
         let retry = "RetrySettings{enabled:false,max_retries:5u32,base_delay_ms:2000u64,max_delay_ms:60000u64,}";
         assert!(source.contains(retry), "{source}");
+        assert!(source.contains("summary_model:::core::option::Option::None"), "{source}");
+        let cheap = "version: 1\nname: a\ncompaction: { model: anthropic/claude-haiku-4-5 }\n";
+        let spec = parse_spec(Path::new("a.yaml"), cheap).expect("valid");
+        let source = squash(&main_rs(&spec, "a.yaml").expect("generates"));
+        assert!(
+            source.contains("summary_model:::core::option::Option::Some(\"anthropic/claude-haiku-4-5\".to_owned(),)"),
+            "{source}"
+        );
         let unknown = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\ncompaction: { reserve: 1 }\n");
         assert!(unknown.is_err());
     }

@@ -49,6 +49,9 @@ pub struct CompactionSpec {
     pub reserve_tokens: Option<u64>,
     #[serde(default)]
     pub keep_recent_tokens: Option<u64>,
+    /// `provider/id` of a model to write summaries with instead of the agent's own.
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// `retry:` in the YAML; absent fields keep pi's defaults.

@@ -37,6 +37,8 @@ pub struct AgentDefinition {
     pub default_model: Option<String>,
     /// Compaction defaults from the YAML (settings.json overrides them field by field).
     pub compaction: crate::compaction::CompactionSettings,
+    /// `provider/id` of the model that writes compaction and branch summaries (the agent's model if `None`).
+    pub summary_model: Option<String>,
     /// Auto-retry defaults from the YAML (settings.json overrides them field by field).
     pub retry: crate::agent_session::RetrySettings,
 }
@@ -57,6 +59,7 @@ impl Default for AgentDefinition {
             default_provider: None,
             default_model: None,
             compaction: crate::compaction::CompactionSettings::default(),
+            summary_model: None,
             retry: crate::agent_session::RetrySettings::default(),
         }
     }

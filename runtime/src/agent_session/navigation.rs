@@ -53,11 +53,17 @@ impl AgentSession {
                     custom_instructions,
                     replace_instructions: false,
                 };
-                let api_key = self.api_key.as_deref();
-                let result =
-                    generate_branch_summary(&branch.entries, &model, &self.registry, api_key, &options, &self.cancel)
-                        .await
-                        .map_err(|error| error.to_string())?;
+                let api_key = self.summary_api_key();
+                let result = generate_branch_summary(
+                    &branch.entries,
+                    &model,
+                    &self.registry,
+                    api_key.as_deref(),
+                    &options,
+                    &self.cancel,
+                )
+                .await
+                .map_err(|error| error.to_string())?;
                 summary = Some(result);
             }
         }

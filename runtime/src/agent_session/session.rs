@@ -32,8 +32,8 @@ pub struct AgentSession {
     /// The first failure to write the session file (reported once, the run goes on).
     write_error: Arc<Mutex<Option<String>>>,
     pub(super) cancel: CancellationToken,
-    /// A model to write summaries with instead of the agent's (e.g. a cheaper one).
-    summary_model: Mutex<Option<Model>>,
+    /// A model (and its key) to write summaries with instead of the agent's (e.g. a cheaper one).
+    summary_model: Mutex<Option<(Model, Option<String>)>>,
     _persistence: Subscription,
 }
 
@@ -90,15 +90,20 @@ impl AgentSession {
         })
     }
 
-    /// Summaries (compaction and branch) are written with `model` instead of the agent's own; `None`
-    /// goes back to the agent's model. The model must be reachable with the session's API key.
-    pub fn set_summary_model(&self, model: Option<Model>) {
+    /// Summaries (compaction and branch) are written with `model` (using `api_key`, else the session's key)
+    /// instead of the agent's own; `None` goes back to the agent's model.
+    pub fn set_summary_model(&self, model: Option<(Model, Option<String>)>) {
         *lock(&self.summary_model) = model;
     }
 
     /// The model summaries are written with.
     pub fn summary_model(&self) -> Option<Model> {
-        lock(&self.summary_model).clone().or_else(|| self.agent.state().model)
+        lock(&self.summary_model).as_ref().map(|(model, _)| model.clone()).or_else(|| self.agent.state().model)
+    }
+
+    /// The key for [`AgentSession::summary_model`].
+    pub(super) fn summary_api_key(&self) -> Option<String> {
+        lock(&self.summary_model).as_ref().and_then(|(_, key)| key.clone()).or_else(|| self.api_key.clone())
     }
 
     pub fn agent(&self) -> &Agent {
@@ -214,10 +219,11 @@ impl AgentSession {
         let Some(model) = self.summary_model() else { return Ok(None) };
         let path: Vec<SessionEntry> = self.manager().tree().current_path().into_iter().cloned().collect();
         let Some(preparation) = prepare_compaction(&path, &self.settings.compaction) else { return Ok(None) };
-        let api_key = self.api_key.as_deref();
-        let result = compact(&preparation, &model, &self.registry, api_key, custom_instructions, &self.cancel)
-            .await
-            .map_err(|error| error.to_string())?;
+        let api_key = self.summary_api_key();
+        let result =
+            compact(&preparation, &model, &self.registry, api_key.as_deref(), custom_instructions, &self.cancel)
+                .await
+                .map_err(|error| error.to_string())?;
         let mut manager = self.manager();
         manager
             .append_compaction(

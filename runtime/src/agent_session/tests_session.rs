@@ -68,7 +68,7 @@ async fn manual_compaction_sends_the_instructions_and_replaces_the_context() {
     session.prompt(long).await.unwrap();
     let mut cheap = Model::new("test", "cheap-model", "scripted", "http://127.0.0.1:9");
     cheap.context_window = 64_000;
-    session.set_summary_model(Some(cheap));
+    session.set_summary_model(Some((cheap, None)));
     let result = session.compact_now(Some("the API design")).await.unwrap().expect("compacted");
     assert!(result["summary"].as_str().unwrap().contains("Keep going."));
     let summary_request = provider.requests().last().cloned().unwrap();

@@ -31,6 +31,9 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
         Some(prepared.api_key),
         emit,
     )?;
+    if let Some((model, key)) = prepared.summary_model {
+        session.set_summary_model(Some((model, Some(key))));
+    }
     let agent = session.agent();
     let _subscription = json.then(|| agent.subscribe(|event: &AgentEvent| write_json(event)));
     for message in messages {

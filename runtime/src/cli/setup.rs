@@ -39,6 +39,32 @@ pub struct Prepared {
     /// The providers, for the session's own model calls (compaction summaries).
     pub registry: Arc<ProviderRegistry>,
     pub api_key: String,
+    /// The agent's own summary model (YAML `compaction.model`) and its key, when it has one.
+    pub summary_model: Option<(Model, String)>,
+}
+
+/// The YAML's `compaction.model` (`provider/id`) with its key; a model that cannot be used is reported and
+/// the agent's model writes the summaries instead.
+fn resolve_summary_model(definition: &AgentDefinition, args: &CliArgs, agent_dir: &Path) -> Option<(Model, String)> {
+    let wanted = definition.summary_model.as_deref()?;
+    let Some((provider, id)) = wanted.split_once('/') else {
+        eprintln!("Warning: compaction model \"{wanted}\" is not provider/id; summaries use the agent's model");
+        return None;
+    };
+    let request = CliArgs {
+        provider: Some(provider.to_owned()),
+        model: Some(id.to_owned()),
+        api_key: None,
+        thinking: None,
+        ..args.clone()
+    };
+    match resolve_model(definition, &request, agent_dir, &process_env) {
+        Ok(resolved) => Some((resolved.model, resolved.api_key)),
+        Err(error) => {
+            eprintln!("Warning: cannot use compaction model \"{wanted}\" ({error}); summaries use the agent's model");
+            None
+        }
+    }
 }
 
 /// Resolves everything from files, environment and flags.
@@ -53,6 +79,7 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
     }
     let registry = Arc::new(default_registry());
     let api_key = resolved.api_key.clone();
+    let summary_model = resolve_summary_model(definition, args, &agent_dir);
     let tools = select_tools(definition, args, &tool_environment(&cwd, &agent_dir, &settings));
     let resources = load_resources(definition, args, &agent_dir, &cwd, &settings);
     let prompt = prompt_builder(definition, args, &agent_dir, &cwd, &resources)?;
@@ -72,7 +99,7 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
         retry: definition.retry.with_settings(settings.value("retry")),
         compaction: compaction_settings(definition.compaction, settings.value("compaction")),
     };
-    Ok(Prepared { agent, resources, session, session_settings, registry, api_key })
+    Ok(Prepared { agent, resources, summary_model, session, session_settings, registry, api_key })
 }
 
 /// The model and thinking level: a continued session's own (unless flags name others), else as
