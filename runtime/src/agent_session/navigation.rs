@@ -26,6 +26,7 @@ impl AgentSession {
         summarize: bool,
         custom_instructions: Option<String>,
     ) -> Result<Navigation, String> {
+        self.reset_cancel();
         let (entries, old_leaf, target) = {
             let manager = self.manager();
             let target = manager
@@ -60,7 +61,7 @@ impl AgentSession {
                     &self.registry,
                     api_key.as_deref(),
                     &options,
-                    &self.cancel,
+                    &self.cancel_token(),
                 )
                 .await
                 .map_err(|error| error.to_string())?;

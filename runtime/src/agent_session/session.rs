@@ -31,7 +31,8 @@ pub struct AgentSession {
     emit: SessionEventSink,
     /// The first failure to write the session file (reported once, the run goes on).
     write_error: Arc<Mutex<Option<String>>>,
-    pub(super) cancel: CancellationToken,
+    /// Cancels the current retry wait or summary; replaced by a fresh token when a prompt starts.
+    cancel: Mutex<CancellationToken>,
     /// A model (and its key) to write summaries with instead of the agent's (e.g. a cheaper one).
     summary_model: Mutex<Option<(Model, Option<String>)>>,
     _persistence: Subscription,
@@ -84,7 +85,7 @@ impl AgentSession {
             api_key,
             emit,
             write_error,
-            cancel: CancellationToken::new(),
+            cancel: Mutex::new(CancellationToken::new()),
             summary_model: Mutex::new(None),
             _persistence: persistence,
         })
@@ -106,6 +107,22 @@ impl AgentSession {
         lock(&self.summary_model).as_ref().and_then(|(_, key)| key.clone()).or_else(|| self.api_key.clone())
     }
 
+    /// Stops what is under way: the agent's run, a retry wait (ending with `"Retry cancelled"`) or a summary.
+    pub fn abort(&self) {
+        lock(&self.cancel).cancel();
+        self.agent.abort();
+    }
+
+    /// A fresh token for a new piece of work (an earlier abort does not carry over).
+    pub(super) fn reset_cancel(&self) {
+        *lock(&self.cancel) = CancellationToken::new();
+    }
+
+    /// The token of the current prompt.
+    pub(super) fn cancel_token(&self) -> CancellationToken {
+        lock(&self.cancel).clone()
+    }
+
     pub fn agent(&self) -> &Agent {
         &self.agent
     }
@@ -123,6 +140,7 @@ impl AgentSession {
     /// Runs one prompt: compaction first if the context is already near the window, then the prompt with
     /// auto-retry, then the after-run compaction check (continuing once after an overflow).
     pub async fn prompt(&self, text: String) -> Result<(), AgentError> {
+        self.reset_cancel();
         if self.context_is_near_the_window() {
             self.compact(CompactionReason::Threshold, false).await;
         }
@@ -135,7 +153,8 @@ impl AgentSession {
         F: Future<Output = Result<(), AgentError>>,
     {
         let window = self.agent.state().model.map(|model| model.context_window);
-        run_with_auto_retry(&self.agent, self.settings.retry, window, self.emit.clone(), &self.cancel, start).await
+        let cancel = self.cancel_token();
+        run_with_auto_retry(&self.agent, self.settings.retry, window, self.emit.clone(), &cancel, start).await
     }
 
     async fn check_compaction_after_run(&self) -> Result<(), AgentError> {
@@ -197,7 +216,7 @@ impl AgentSession {
             Err(message) => (None, Some(message)),
         };
         let succeeded = result.is_some();
-        let aborted = self.cancel.is_cancelled();
+        let aborted = self.cancel_token().is_cancelled();
         (self.emit)(&SessionOnlyEvent::AutoCompactionEnd {
             result,
             aborted,
@@ -212,6 +231,7 @@ impl AgentSession {
     pub async fn compact_now(&self, custom_instructions: Option<&str>) -> Result<Option<serde_json::Value>, String> {
         self.agent.abort();
         self.agent.wait_for_idle().await;
+        self.reset_cancel();
         self.summarize(custom_instructions).await
     }
 
@@ -220,10 +240,16 @@ impl AgentSession {
         let path: Vec<SessionEntry> = self.manager().tree().current_path().into_iter().cloned().collect();
         let Some(preparation) = prepare_compaction(&path, &self.settings.compaction) else { return Ok(None) };
         let api_key = self.summary_api_key();
-        let result =
-            compact(&preparation, &model, &self.registry, api_key.as_deref(), custom_instructions, &self.cancel)
-                .await
-                .map_err(|error| error.to_string())?;
+        let result = compact(
+            &preparation,
+            &model,
+            &self.registry,
+            api_key.as_deref(),
+            custom_instructions,
+            &self.cancel_token(),
+        )
+        .await
+        .map_err(|error| error.to_string())?;
         let mut manager = self.manager();
         manager
             .append_compaction(

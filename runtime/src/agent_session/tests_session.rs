@@ -12,6 +12,15 @@ use crate::protocol::{AgentMessage, MessageContent, SessionOnlyEvent};
 use crate::session::{EntryKind, SessionManager, load_session_file};
 
 fn session(dir: &TempDir, responses: Vec<ScriptedResponse>) -> (AgentSession, ScriptedProvider) {
+    let emit: SessionEventSink = Arc::new(|_: &SessionOnlyEvent| {});
+    session_with_sink(dir, responses, emit)
+}
+
+fn session_with_sink(
+    dir: &TempDir,
+    responses: Vec<ScriptedResponse>,
+    emit: SessionEventSink,
+) -> (AgentSession, ScriptedProvider) {
     let provider = ScriptedProvider::new(responses);
     let mut registry = ProviderRegistry::new();
     registry.register(Arc::new(provider.clone()));
@@ -24,7 +33,6 @@ fn session(dir: &TempDir, responses: Vec<ScriptedResponse>) -> (AgentSession, Sc
         ..AgentOptions::new(registry.clone())
     });
     let manager = SessionManager::create(&dir.path().join("sessions"), dir.path()).unwrap();
-    let emit: SessionEventSink = Arc::new(|_: &SessionOnlyEvent| {});
     let session = AgentSession::new(agent, manager, SessionSettings::default(), registry, None, emit).unwrap();
     (session, provider)
 }
@@ -127,4 +135,28 @@ async fn navigating_without_a_summary_just_moves_the_leaf() {
     assert_eq!(session.agent().messages().len(), 2);
     assert_eq!(provider.requests().len(), 2, "no summary request");
     assert!(session.navigate_tree("nope0000", false, None).await.unwrap_err().contains("nope0000"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_ends_a_retry_wait_and_the_next_prompt_starts_afresh() {
+    let dir = TempDir::new().unwrap();
+    let events = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let emit: SessionEventSink = {
+        let events = events.clone();
+        Arc::new(move |event: &SessionOnlyEvent| events.lock().unwrap().push(event.clone()))
+    };
+    let responses = vec![ScriptedResponse::error("503 Service Unavailable"), ScriptedResponse::text("Later.")];
+    let (session, provider) = session_with_sink(&dir, responses, emit);
+    let aborter = async {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        session.abort();
+    };
+    let (result, ()) = tokio::join!(session.prompt("hi".into()), aborter);
+    result.unwrap();
+    assert_eq!(provider.requests().len(), 1, "the retry never ran");
+    let ended =
+        SessionOnlyEvent::AutoRetryEnd { success: false, attempt: 1, final_error: Some("Retry cancelled".into()) };
+    assert_eq!(events.lock().unwrap().last(), Some(&ended));
+    session.prompt("again".into()).await.unwrap();
+    assert_eq!(provider.requests().len(), 2, "a new prompt is not cancelled by the old abort");
 }
