@@ -4,7 +4,7 @@
 use super::cut_point::find_cut_point;
 use super::estimate::{CompactionSettings, estimate_context_tokens};
 use super::file_ops::FileOperations;
-use crate::protocol::{AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
+use crate::protocol::AgentMessage;
 use crate::session::{EntryKind, SessionEntry};
 
 /// The input of [`super::compact`].
@@ -26,40 +26,7 @@ pub struct CompactionPreparation {
     pub settings: CompactionSettings,
 }
 
-/// An entry's timestamp in epoch milliseconds (0 when it does not parse).
-fn entry_millis(entry: &SessionEntry) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(&entry.timestamp).map(|t| t.timestamp_millis()).unwrap_or(0)
-}
-
-/// The message an entry contributes to a context: messages as they are; custom messages, branch summaries
-/// and compactions as their agent messages; nothing for the other kinds.
-pub fn entry_to_message(entry: &SessionEntry) -> Option<AgentMessage> {
-    match &entry.kind {
-        EntryKind::Message { message } => Some(message.clone()),
-        EntryKind::CustomMessage { custom_type, content, display, details } => {
-            Some(AgentMessage::Custom(CustomMessage {
-                custom_type: custom_type.clone(),
-                content: content.clone(),
-                display: *display,
-                details: details.clone(),
-                timestamp: entry_millis(entry),
-            }))
-        }
-        EntryKind::BranchSummary { from_id, summary, .. } => Some(AgentMessage::BranchSummary(BranchSummaryMessage {
-            summary: summary.clone(),
-            from_id: from_id.clone(),
-            timestamp: entry_millis(entry),
-        })),
-        EntryKind::Compaction { summary, tokens_before, .. } => {
-            Some(AgentMessage::CompactionSummary(CompactionSummaryMessage {
-                summary: summary.clone(),
-                tokens_before: *tokens_before,
-                timestamp: entry_millis(entry),
-            }))
-        }
-        _ => None,
-    }
-}
+pub use crate::session::entry_message as entry_to_message;
 
 fn messages_in(entries: &[SessionEntry]) -> Vec<AgentMessage> {
     entries.iter().filter_map(entry_to_message).collect()

@@ -84,18 +84,12 @@ pub(crate) fn build_indexed(
     }
 
     let compaction = compaction_at.and_then(|position| match &path[position].kind {
-        EntryKind::Compaction { summary, first_kept_entry_id, tokens_before, .. } => {
-            Some((position, path[position], summary, first_kept_entry_id, *tokens_before))
-        }
+        EntryKind::Compaction { first_kept_entry_id, .. } => Some((position, path[position], first_kept_entry_id)),
         _ => None,
     });
     match compaction {
-        Some((position, entry, summary, first_kept, tokens_before)) => {
-            context.messages.push(AgentMessage::CompactionSummary(CompactionSummaryMessage {
-                summary: summary.clone(),
-                tokens_before,
-                timestamp: iso_to_ms(&entry.timestamp),
-            }));
+        Some((position, entry, first_kept)) => {
+            context.messages.extend(entry_message(entry));
             let kept = path[..position].iter().skip_while(|e| e.id != *first_kept);
             for entry in kept.chain(&path[position + 1..]) {
                 push_entry_message(&mut context.messages, entry);
@@ -127,28 +121,45 @@ pub(crate) fn path_indices(
     path
 }
 
-/// The message an entry contributes to the context, if any.
-fn push_entry_message(messages: &mut Vec<AgentMessage>, entry: &SessionEntry) {
+/// The agent message an entry stands for: messages as they are; custom messages, branch summaries and
+/// compactions as their agent messages, stamped with the entry's time; nothing for the other kinds.
+pub fn entry_message(entry: &SessionEntry) -> Option<AgentMessage> {
+    let timestamp = || iso_to_ms(&entry.timestamp);
     match &entry.kind {
-        EntryKind::Message { message } => messages.push(message.clone()),
+        EntryKind::Message { message } => Some(message.clone()),
         EntryKind::CustomMessage { custom_type, content, display, details } => {
-            messages.push(AgentMessage::Custom(CustomMessage {
+            Some(AgentMessage::Custom(CustomMessage {
                 custom_type: custom_type.clone(),
                 content: content.clone(),
                 display: *display,
                 details: details.clone(),
-                timestamp: iso_to_ms(&entry.timestamp),
-            }));
+                timestamp: timestamp(),
+            }))
         }
-        // pi skips a branch summary whose text is empty.
-        EntryKind::BranchSummary { from_id, summary, .. } if !summary.is_empty() => {
-            messages.push(AgentMessage::BranchSummary(BranchSummaryMessage {
+        EntryKind::BranchSummary { from_id, summary, .. } => Some(AgentMessage::BranchSummary(BranchSummaryMessage {
+            summary: summary.clone(),
+            from_id: from_id.clone(),
+            timestamp: timestamp(),
+        })),
+        EntryKind::Compaction { summary, tokens_before, .. } => {
+            Some(AgentMessage::CompactionSummary(CompactionSummaryMessage {
                 summary: summary.clone(),
-                from_id: from_id.clone(),
-                timestamp: iso_to_ms(&entry.timestamp),
-            }));
+                tokens_before: *tokens_before,
+                timestamp: timestamp(),
+            }))
         }
-        _ => {}
+        _ => None,
+    }
+}
+
+/// The message an entry contributes to the context on the path, if any (the compaction in force is placed
+/// by [`build_session_context`] itself).
+fn push_entry_message(messages: &mut Vec<AgentMessage>, entry: &SessionEntry) {
+    match &entry.kind {
+        EntryKind::Compaction { .. } => {}
+        // pi skips a branch summary whose text is empty.
+        EntryKind::BranchSummary { summary, .. } if summary.is_empty() => {}
+        _ => messages.extend(entry_message(entry)),
     }
 }
 
