@@ -174,7 +174,7 @@ where
     });
     start.await?;
     loop {
-        let last = last_assistant(agent);
+        let last = agent.messages().last().and_then(AgentMessage::as_assistant).cloned();
         let decision = lock(&state).after_run(&settings, last.as_ref(), context_window);
         match decision {
             RetryDecision::Done => return Ok(()),
@@ -203,15 +203,8 @@ fn lock(state: &Mutex<RetryState>) -> std::sync::MutexGuard<'_, RetryState> {
     state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn last_assistant(agent: &Agent) -> Option<AssistantMessage> {
-    match agent.state().messages.last() {
-        Some(AgentMessage::Assistant(message)) => Some(message.clone()),
-        _ => None,
-    }
-}
-
 /// Removes the failed answer from the agent's context (the session file keeps it).
-fn drop_last_assistant(agent: &Agent) {
+pub(super) fn drop_last_assistant(agent: &Agent) {
     let mut messages = agent.messages();
     if matches!(messages.last(), Some(AgentMessage::Assistant(_))) {
         messages.pop();

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::auto_retry::{RetrySettings, SessionEventSink, run_with_auto_retry};
+use super::auto_retry::{RetrySettings, SessionEventSink, drop_last_assistant, run_with_auto_retry};
 use crate::agent::{Agent, AgentError, Subscription};
 use crate::ai::{Model, ProviderRegistry, is_context_overflow};
 use crate::compaction::{CompactionSettings, compact, estimate_context_tokens, prepare_compaction, should_compact};
-use crate::protocol::{AgentEvent, AgentMessage, AssistantMessage, CompactionReason, SessionOnlyEvent, StopReason};
+use crate::protocol::{AgentEvent, AgentMessage, CompactionReason, SessionOnlyEvent, StopReason};
 use crate::session::{EntryKind, SessionEntry, SessionError, SessionManager, iso_to_ms};
 
 /// Settings of the session layer.
@@ -158,13 +158,13 @@ impl AgentSession {
     }
 
     async fn check_compaction_after_run(&self) -> Result<(), AgentError> {
-        let Some(last) = last_assistant(&self.agent.messages()) else { return Ok(()) };
+        let Some(last) = self.agent.messages().last().and_then(AgentMessage::as_assistant).cloned() else {
+            return Ok(());
+        };
         let window = self.agent.state().model.map(|model| model.context_window);
         if last.stop_reason == StopReason::Error && is_context_overflow(&last, window) {
             // Drop the failed answer, compact, and try once more.
-            let mut messages = self.agent.messages();
-            messages.pop();
-            self.agent.replace_messages(messages);
+            drop_last_assistant(&self.agent);
             if self.compact(CompactionReason::Overflow, true).await {
                 self.run_with_retry(self.agent.continue_()).await?;
             }
@@ -277,13 +277,6 @@ fn append(manager: &mut SessionManager, message: &AgentMessage) -> Result<(), Se
         }
         AgentMessage::Custom(custom) => manager.append_custom_message(custom).map(drop),
         _ => Ok(()),
-    }
-}
-
-fn last_assistant(messages: &[AgentMessage]) -> Option<AssistantMessage> {
-    match messages.last() {
-        Some(AgentMessage::Assistant(message)) => Some(message.clone()),
-        _ => None,
     }
 }
 

@@ -9,7 +9,7 @@ use super::args::OutputMode;
 use super::error::CliError;
 use super::setup::Prepared;
 use crate::agent_session::{AgentSession, SessionEventSink};
-use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, AssistantMessage, SessionOnlyEvent, StopReason};
+use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, SessionOnlyEvent, StopReason};
 use crate::session::SessionHeader;
 
 /// Runs `messages` one after another in `mode` and returns the exit code.
@@ -40,7 +40,7 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
         let message = prepared.resources.expand(&message);
         session.prompt(message).await.map_err(|error| CliError::Agent(error.to_string()))?;
     }
-    let last = last_assistant(&agent.state().messages);
+    let last = agent.state().messages.last().and_then(AgentMessage::as_assistant).cloned();
     // Like pi, only print mode turns a failed or aborted answer into exit code 1; json mode has
     // already reported it as events.
     if mode == OutputMode::Text
@@ -65,13 +65,6 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
         write_raw(&out);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn last_assistant(messages: &[AgentMessage]) -> Option<AssistantMessage> {
-    match messages.last() {
-        Some(AgentMessage::Assistant(message)) => Some(message.clone()),
-        _ => None,
-    }
 }
 
 /// The first json-mode line: the header of the session file this run writes.

@@ -9,7 +9,7 @@ use super::args::CliArgs;
 use super::error::CliError;
 use super::paths::expand_home;
 use crate::AgentDefinition;
-use crate::session::{SessionHeader, SessionManager, list_session_files, sessions_dir};
+use crate::session::{SessionHeader, SessionManager, list_session_files, read_session_header, sessions_dir};
 
 /// The environment variable that overrides where sessions go: the agent-dir variable with `_DIR` replaced by
 /// `_SESSION_DIR` (`PI_CODING_AGENT_DIR` → `PI_CODING_AGENT_SESSION_DIR`).
@@ -70,15 +70,8 @@ fn resolve_session_arg(wanted: &str, dir: &Path, agent_dir: &Path) -> Result<Pat
 fn sessions_in(dir: &Path) -> Vec<(PathBuf, SessionHeader)> {
     list_session_files(dir)
         .into_iter()
-        .filter_map(|(path, _)| read_header(&path).map(|header| (path, header)))
+        .filter_map(|(path, _)| read_session_header(&path).map(|header| (path, header)))
         .collect()
-}
-
-fn read_header(path: &Path) -> Option<SessionHeader> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut first = String::new();
-    std::io::BufReader::new(file).read_line(&mut first).ok()?;
-    serde_json::from_str(first.trim_end()).ok()
 }
 
 /// Lists this directory's sessions on the terminal and reads the number of the one to resume.

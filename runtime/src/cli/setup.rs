@@ -20,7 +20,6 @@ use crate::agent_session::SessionSettings;
 use crate::ai::ProviderRegistry;
 use crate::ai::catalog::{api_key_env_vars, clamp_thinking_level};
 use crate::ai::{Model, ThinkingLevel, default_registry};
-use crate::compaction::CompactionSettings;
 use crate::prompt::{CONTEXT_FILE_NAMES, SystemPromptBuilder, SystemPromptOptions, load_context_files};
 use crate::session::{SessionManager, coding_agent_convert_to_llm};
 use crate::tools::{AgentTool, BUILTIN_TOOL_NAMES, ToolEnvironment, builtin_tool};
@@ -97,7 +96,7 @@ pub fn prepare(definition: &AgentDefinition, args: &CliArgs) -> Result<Prepared,
     });
     let session_settings = SessionSettings {
         retry: definition.retry.with_settings(settings.value("retry")),
-        compaction: compaction_settings(definition.compaction, settings.value("compaction")),
+        compaction: definition.compaction.with_settings(settings.value("compaction")),
     };
     Ok(Prepared { agent, resources, summary_model, session, session_settings, registry, api_key })
 }
@@ -133,18 +132,6 @@ fn resolve_with_session(
             resolve_model(definition, &thinking_only, agent_dir, &process_env)
         }
         Err(error) => Err(error),
-    }
-}
-
-/// settings.json's `compaction` object over the agent's defaults, field by field (fields of the wrong type
-/// are ignored).
-fn compaction_settings(base: CompactionSettings, value: Option<&serde_json::Value>) -> CompactionSettings {
-    let Some(serde_json::Value::Object(object)) = value else { return base };
-    let number = |key: &str| object.get(key).and_then(serde_json::Value::as_u64);
-    CompactionSettings {
-        enabled: object.get("enabled").and_then(serde_json::Value::as_bool).unwrap_or(base.enabled),
-        reserve_tokens: number("reserveTokens").unwrap_or(base.reserve_tokens),
-        keep_recent_tokens: number("keepRecentTokens").unwrap_or(base.keep_recent_tokens),
     }
 }
 
@@ -327,14 +314,5 @@ mod tests {
         assert_eq!(stream_idle_timeout(env("0")), None);
         assert_eq!(stream_idle_timeout(env("soon")), None);
         assert_eq!(stream_idle_timeout(|_| None), None);
-    }
-
-    #[test]
-    fn settings_override_the_agents_compaction_defaults_field_by_field() {
-        let base = CompactionSettings { enabled: true, reserve_tokens: 4096, keep_recent_tokens: 20_000 };
-        let value = serde_json::json!({"keepRecentTokens": 500, "reserveTokens": "lots"});
-        let merged = compaction_settings(base, Some(&value));
-        assert_eq!(merged, CompactionSettings { keep_recent_tokens: 500, ..base });
-        assert_eq!(compaction_settings(base, None), base);
     }
 }

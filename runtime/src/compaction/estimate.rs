@@ -26,6 +26,20 @@ impl Default for CompactionSettings {
     }
 }
 
+impl CompactionSettings {
+    /// These settings with each well-formed field of a settings.json `compaction` object applied over them
+    /// (fields of the wrong type are ignored).
+    pub fn with_settings(self, value: Option<&serde_json::Value>) -> Self {
+        let Some(serde_json::Value::Object(object)) = value else { return self };
+        let number = |key: &str| object.get(key).and_then(serde_json::Value::as_u64);
+        Self {
+            enabled: object.get("enabled").and_then(serde_json::Value::as_bool).unwrap_or(self.enabled),
+            reserve_tokens: number("reserveTokens").unwrap_or(self.reserve_tokens),
+            keep_recent_tokens: number("keepRecentTokens").unwrap_or(self.keep_recent_tokens),
+        }
+    }
+}
+
 /// The context size of a message list: the last usage report plus estimates of what came after it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ContextTokenEstimate {

@@ -204,3 +204,12 @@ fn empty_file_blocks_are_left_out() {
     assert_eq!(format_file_tags(&one, &[]), "\n\n<read-files>\na.rs\n</read-files>");
     assert_eq!(format_file_tags(&[], &one), "\n\n<modified-files>\na.rs\n</modified-files>");
 }
+
+#[test]
+fn settings_json_overrides_the_agents_compaction_defaults_field_by_field() {
+    let base = CompactionSettings { enabled: true, reserve_tokens: 4096, keep_recent_tokens: 20_000 };
+    let value = serde_json::json!({"keepRecentTokens": 500, "reserveTokens": "lots"});
+    let merged = base.with_settings(Some(&value));
+    assert_eq!(merged, CompactionSettings { keep_recent_tokens: 500, ..base });
+    assert_eq!(base.with_settings(None), base);
+}

@@ -33,7 +33,8 @@ pub use lock::LockedSessionFile;
 pub use manager::{SessionManager, sessions_dir};
 pub use migrate::{header_version, migrate_to_current};
 pub use paths::{
-    find_most_recent_session, has_session_header, list_session_files, session_dir_for_cwd, session_file_name,
+    find_most_recent_session, has_session_header, list_session_files, read_session_header, session_dir_for_cwd,
+    session_file_name,
 };
 pub use store::{NewSessionOptions, SessionStore, write_forked_session};
 pub use tree::{EntryIdGenerator, SessionTree, SessionTreeError, TimestampSource, TreeNode, holds_assistant_message};

@@ -47,14 +47,17 @@ pub fn find_most_recent_session(dir: &Path) -> Option<PathBuf> {
 
 /// Whether the first line of the file is a session header.
 pub fn has_session_header(path: &Path) -> bool {
-    let Ok(file) = fs::File::open(path) else { return false };
+    read_session_header(path).is_some()
+}
+
+/// The session header on the file's first line, if it has one.
+pub fn read_session_header(path: &Path) -> Option<SessionHeader> {
+    let file = fs::File::open(path).ok()?;
     let mut first_line = String::new();
     // A header is a few hundred bytes; do not read a huge first line of a file that is not a session.
     let mut reader = BufReader::new(file).take(64 * 1024);
-    if reader.read_line(&mut first_line).is_err() {
-        return false;
-    }
-    serde_json::from_str::<SessionHeader>(first_line.trim()).is_ok()
+    reader.read_line(&mut first_line).ok()?;
+    serde_json::from_str::<SessionHeader>(first_line.trim()).ok()
 }
 
 #[cfg(test)]
