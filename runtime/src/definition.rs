@@ -1,6 +1,11 @@
 //! AgentDefinition: the plain-Rust value an agent YAML file becomes. Generated code builds one and
 //! hands it to [`crate::cli::run`].
 
+use std::borrow::Cow;
+
+use crate::agent::QueueMode;
+use crate::ai::ThinkingLevel;
+
 /// How tool calls of one assistant message are run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -41,6 +46,106 @@ pub struct AgentDefinition {
     pub summary_model: Option<String>,
     /// Auto-retry defaults from the YAML (settings.json overrides them field by field).
     pub retry: crate::agent_session::RetrySettings,
+    /// Default thinking level (`None`: pi's medium); settings `defaultThinkingLevel` and `--thinking` win.
+    pub thinking: Option<ThinkingLevel>,
+    /// Sampling temperature sent with every request (`None`: the provider's default).
+    pub temperature: Option<f64>,
+    /// Output token limit sent with every request (`None`: the model's own limit).
+    pub max_tokens: Option<u64>,
+    /// Providers the agent declares, as models.json text. The user's models.json is applied over them
+    /// (a provider defined in both takes the user's definition).
+    pub models_json: Option<String>,
+    /// Replaces the default system prompt, as SYSTEM.md does; SYSTEM.md and `--system-prompt` still win.
+    pub system_prompt: Option<String>,
+    /// Always appended to the system prompt, before APPEND_SYSTEM.md or `--append-system-prompt` text.
+    pub append_system_prompt: Option<String>,
+    /// File names looked up as context files in the agent directory and from the cwd upwards.
+    pub context_file_names: Vec<String>,
+    /// Skills and prompt templates compiled into the binary.
+    pub resources: EmbeddedResources,
+    /// Tools declared in the YAML beyond the built-ins, always active.
+    pub custom_tools: Vec<CustomToolDefinition>,
+    /// Session defaults.
+    pub session: SessionDefaults,
+    /// How queued steering messages are delivered (settings `steeringMode` wins).
+    pub steering_mode: QueueMode,
+    /// How queued follow-up messages are delivered (settings `followUpMode` wins).
+    pub follow_up_mode: QueueMode,
+}
+
+/// A file compiled into the binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedFile {
+    /// Relative path with `/` separators, e.g. `skills/0/review/SKILL.md`.
+    pub path: String,
+    pub contents: Cow<'static, [u8]>,
+}
+
+/// Skills and prompt templates the YAML references, compiled in. At run time the files are unpacked
+/// once into `<agent dir>/embedded/<name>-<hash>/` so skills can point the model at real paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmbeddedResources {
+    /// Hash of every path and content; names the unpack directory, so a new build never reuses old files.
+    pub hash: String,
+    pub files: Vec<EmbeddedFile>,
+    /// Relative directories (among `files`) scanned for skills, in YAML order, after the user's own.
+    pub skill_dirs: Vec<String>,
+    /// Relative directories (among `files`) holding prompt templates (`*.md`), after the user's own.
+    pub prompt_dirs: Vec<String>,
+}
+
+impl EmbeddedResources {
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+/// A tool the YAML declares (`tools.custom`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomToolDefinition {
+    pub name: String,
+    /// A human-readable name for UIs (defaults to the name).
+    pub label: String,
+    pub description: String,
+    /// The line in the system prompt's tool list (falls back to the description).
+    pub prompt_snippet: Option<String>,
+    /// Guidelines added to the system prompt while the tool is active.
+    pub prompt_guidelines: Vec<String>,
+    /// JSON Schema of the arguments, as JSON text (checked at build time).
+    pub parameters: String,
+    pub handler: CustomToolHandler,
+}
+
+/// How a custom tool runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CustomToolHandler {
+    /// A minijinja command template run by the bash tool's executor. Every substituted value is
+    /// shell-quoted unless the template marks it `| safe`; the arguments also arrive as JSON on stdin
+    /// and as `TOOL_ARG_<NAME>` environment variables.
+    Command {
+        template: String,
+        /// Seconds before the command is killed (`None`: no limit, like bash).
+        timeout_secs: Option<u64>,
+    },
+    /// Implemented in Rust by the user of `#[agent]`; the implementation is handed to
+    /// [`crate::cli::run_with_tools`].
+    Rust,
+}
+
+/// Session defaults from the YAML.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionDefaults {
+    /// `false`: sessions are not saved unless asked for (as if `--no-session` were given).
+    pub enabled: bool,
+    /// Default session directory (`~` expanded); `--session-dir` and the environment variable win.
+    pub dir: Option<String>,
+}
+
+impl Default for SessionDefaults {
+    fn default() -> Self {
+        Self { enabled: true, dir: None }
+    }
 }
 
 impl Default for AgentDefinition {
@@ -61,6 +166,18 @@ impl Default for AgentDefinition {
             compaction: crate::compaction::CompactionSettings::default(),
             summary_model: None,
             retry: crate::agent_session::RetrySettings::default(),
+            thinking: None,
+            temperature: None,
+            max_tokens: None,
+            models_json: None,
+            system_prompt: None,
+            append_system_prompt: None,
+            context_file_names: crate::prompt::CONTEXT_FILE_NAMES.iter().map(|name| (*name).to_owned()).collect(),
+            resources: EmbeddedResources::default(),
+            custom_tools: Vec::new(),
+            session: SessionDefaults::default(),
+            steering_mode: QueueMode::default(),
+            follow_up_mode: QueueMode::default(),
         }
     }
 }

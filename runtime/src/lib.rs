@@ -8,6 +8,8 @@ pub mod ai;
 pub mod cli;
 pub mod compaction;
 pub mod definition;
+#[doc(hidden)]
+pub mod macro_support;
 pub mod prompt;
 pub mod protocol;
 pub mod session;
@@ -15,4 +17,7 @@ pub mod session;
 pub mod testing;
 pub mod tools;
 
-pub use definition::{AgentDefinition, ToolExecutionMode};
+pub use definition::{
+    AgentDefinition, CustomToolDefinition, CustomToolHandler, EmbeddedFile, EmbeddedResources, SessionDefaults,
+    ToolExecutionMode,
+};

@@ -10,6 +10,8 @@ pub enum CliError {
     Usage(String),
     #[error("{}: {message}", path.display())]
     ModelsJson { path: PathBuf, message: String },
+    #[error("the agent's built-in providers (models.json text from its YAML) are invalid: {0}")]
+    AgentModelsJson(String),
     #[error("no models are known; define a provider with models in models.json")]
     NoModels,
     #[error("no model has an API key configured; set a provider's key variable (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), add a key to {}, pass --model with --api-key, or define a provider in {}", agent_dir.join("auth.json").display(), agent_dir.join("models.json").display())]
@@ -48,6 +50,16 @@ pub enum CliError {
     SessionInOtherProject { id: String, cwd: String, path: PathBuf },
     #[error("no session chosen")]
     NoSessionChosen,
+    #[error("the agent declares the Rust tool \"{0}\" but no implementation of it was given to run_with_tools")]
+    RustToolMissing(String),
+    #[error(
+        "a Rust tool \"{0}\" was given to run_with_tools but the agent's YAML does not declare it under tools.custom"
+    )]
+    RustToolUndeclared(String),
+    #[error("the tool \"{0}\" is defined twice among the agent's custom tools")]
+    DuplicateCustomTool(String),
+    #[error("cannot set up the agent's custom tools: {message}")]
+    CustomTool { name: String, message: String },
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
 }

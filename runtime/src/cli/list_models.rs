@@ -3,20 +3,22 @@
 
 use std::path::Path;
 
+use super::agent_models::load_agent_models_lenient;
 use super::auth::{AuthFile, KeySources};
 use super::config_value::EnvLookup;
-use super::models_json::{ModelsConfig, load_models_json};
 use super::registry::{ModelRegistry, RegisteredModel};
 use super::text_match::{fuzzy_filter, locale_compare};
 
-/// The text `--list-models` prints on stdout, and warnings for stderr. A broken models.json is a
-/// warning here (the built-in models are still listed), as in pi.
-pub fn list_models_output(agent_dir: &Path, query: Option<&str>, env: EnvLookup<'_>) -> (String, Vec<String>) {
-    let mut warnings = Vec::new();
-    let config = load_models_json(&agent_dir.join("models.json")).unwrap_or_else(|error| {
-        warnings.push(format!("models.json is ignored: {error}"));
-        ModelsConfig::default()
-    });
+/// The text `--list-models` prints on stdout, and warnings for stderr. `builtin_models_json` is the
+/// agent's own providers (the user's models.json applies over them). A broken models.json is a
+/// warning here (the built-in models are still listed), as in pi; so are broken agent providers.
+pub fn list_models_output(
+    builtin_models_json: Option<&str>,
+    agent_dir: &Path,
+    query: Option<&str>,
+    env: EnvLookup<'_>,
+) -> (String, Vec<String>) {
+    let (config, warnings) = load_agent_models_lenient(builtin_models_json, agent_dir);
     let registry = ModelRegistry::new(config);
     let auth_path = agent_dir.join("auth.json");
     let auth = AuthFile::load_or_create(&auth_path);
@@ -183,12 +185,12 @@ groq      qwen/qwen3-32b                             131.1K   41.0K    yes      
         std::fs::write(dir.path().join("auth.json"), r#"{"cerebras": {"type": "api_key", "key": "c"}}"#)
             .expect("write");
         let env = |name: &str| (name == "DEEPSEEK_API_KEY").then(|| "d".to_owned());
-        let (text, warnings) = list_models_output(dir.path(), None, &env);
+        let (text, warnings) = list_models_output(None, dir.path(), None, &env);
         assert!(warnings.is_empty(), "{warnings:?}");
         let providers: Vec<&str> = text.lines().skip(1).filter_map(|line| line.split_whitespace().next()).collect();
         assert!(providers.contains(&"cerebras") && providers.contains(&"deepseek") && providers.contains(&"mock"));
         assert!(!providers.contains(&"anthropic"), "{text}");
-        let (text, _) = list_models_output(dir.path(), Some("mock"), &env);
+        let (text, _) = list_models_output(None, dir.path(), Some("mock"), &env);
         assert!(text.lines().nth(1).is_some_and(|line| line.starts_with("mock      m ")), "{text}");
     }
 
@@ -197,9 +199,27 @@ groq      qwen/qwen3-32b                             131.1K   41.0K    yes      
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("models.json"), "{ nope").expect("write");
         let env = |name: &str| (name == "GROQ_API_KEY").then(|| "g".to_owned());
-        let (text, warnings) = list_models_output(dir.path(), None, &env);
+        let (text, warnings) = list_models_output(None, dir.path(), None, &env);
         assert!(text.contains("openai/gpt-oss-120b"), "{text}");
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("1:3"), "{warnings:?}");
+    }
+
+    #[test]
+    fn the_agents_own_providers_are_listed_under_the_users() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let agent = r#"{"providers": {"house": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+            "apiKey": "HOUSE_KEY", "models": [{"id": "house-model"}]}, "other": {"baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions", "apiKey": "k", "models": [{"id": "agent-only"}]}}}"#;
+        let user = r#"{"providers": {"other": {"baseUrl": "http://127.0.0.1:8/v1", "api": "openai-completions",
+            "apiKey": "k", "models": [{"id": "user-only"}]}}}"#;
+        std::fs::write(dir.path().join("models.json"), user).expect("write");
+        let env = |name: &str| (name == "HOUSE_KEY").then(|| "h".to_owned());
+        let (text, warnings) = list_models_output(Some(agent), dir.path(), None, &env);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(text.contains("house-model") && text.contains("user-only"), "{text}");
+        assert!(!text.contains("agent-only"), "the user's provider replaces the agent's: {text}");
+        let (text, warnings) = list_models_output(None, dir.path(), None, &env);
+        assert!(warnings.is_empty() && !text.contains("house-model"), "{text}");
     }
 }

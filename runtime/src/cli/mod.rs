@@ -1,9 +1,13 @@
 //! The generated binary's command line: pi's flags, print and json modes, models.json, exit codes.
-//! Generated `main` functions call [`run`] with their [`AgentDefinition`].
+//! Generated `main` functions call [`run`] with their [`AgentDefinition`] (or [`run_with_tools`] when the
+//! agent has tools implemented in Rust).
 
+mod agent_models;
 mod args;
 mod auth;
 mod config_value;
+mod custom_tools;
+mod embedded;
 mod error;
 mod list_models;
 mod model_match;
@@ -12,7 +16,9 @@ mod models_json;
 mod modes;
 mod paths;
 mod registry;
+mod resolve;
 mod resources;
+mod run_defaults;
 mod session_select;
 mod settings;
 mod setup;
@@ -20,7 +26,9 @@ mod text_match;
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
+pub use agent_models::{load_agent_models, merge_models_configs};
 pub use args::{CliArgs, OutputMode, parse_args};
 pub use auth::{AuthFile, KeySources, StoredCredential};
 pub use config_value::{EnvLookup, process_env, resolve_config_value};
@@ -32,13 +40,22 @@ pub use models_json::{
 };
 pub use paths::{agent_dir, expand_home, project_dir};
 pub use registry::{ModelRegistry, RegisteredModel};
+pub use resolve::{ResolvedModel, resolve_model};
+pub use run_defaults::{DEFAULT_THINKING_LEVEL, RunDefaults};
 pub use settings::{Settings, SettingsProblem};
-pub use setup::{DEFAULT_THINKING_LEVEL, ResolvedModel, resolve_model};
 
 use crate::AgentDefinition;
+use crate::tools::AgentTool;
 
 /// Runs the agent's command line with the process arguments; returns the exit code.
 pub fn run(definition: AgentDefinition) -> ExitCode {
+    run_with_tools(definition, Vec::new())
+}
+
+/// [`run`] for an agent whose YAML declares tools implemented in Rust (`tools.custom` entries with a Rust
+/// handler): `rust_tools` holds their implementations, matched to the declarations by name. A declared tool
+/// without an implementation, or an implementation nobody declared, stops the run with an error.
+pub fn run_with_tools(definition: AgentDefinition, rust_tools: Vec<Arc<dyn AgentTool>>) -> ExitCode {
     let args = match parse_args(&definition, std::env::args().skip(1)) {
         Ok(args) => args,
         Err(error) => {
@@ -53,13 +70,14 @@ pub fn run(definition: AgentDefinition) -> ExitCode {
         return print_stdout(&args::help_text(&definition));
     }
     if let Some(query) = &args.list_models {
-        let (text, warnings) = list_models_output(&agent_dir(&definition), Some(query), &process_env);
+        let (text, warnings) =
+            list_models_output(definition.models_json.as_deref(), &agent_dir(&definition), Some(query), &process_env);
         for warning in warnings {
             eprintln!("Warning: {warning}");
         }
         return print_stdout(&text);
     }
-    match run_agent(&definition, args) {
+    match run_agent(&definition, args, rust_tools) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("Error: {error}");
@@ -76,7 +94,11 @@ fn print_stdout(text: &str) -> ExitCode {
     }
 }
 
-fn run_agent(definition: &AgentDefinition, mut args: CliArgs) -> Result<ExitCode, CliError> {
+fn run_agent(
+    definition: &AgentDefinition,
+    mut args: CliArgs,
+    rust_tools: Vec<Arc<dyn AgentTool>>,
+) -> Result<ExitCode, CliError> {
     if args.mode == Some(OutputMode::Rpc) {
         return Err(CliError::RpcUnavailable);
     }
@@ -96,7 +118,7 @@ fn run_agent(definition: &AgentDefinition, mut args: CliArgs) -> Result<ExitCode
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
     runtime.block_on(async {
-        let prepared = setup::prepare(definition, &args)?;
+        let prepared = setup::prepare(definition, &args, rust_tools)?;
         modes::run_mode(mode, prepared, args.messages).await
     })
 }

@@ -6,7 +6,8 @@ use super::*;
 use crate::AgentDefinition;
 use crate::cli::args::CliArgs;
 use crate::cli::models_json::parse_models_json;
-use crate::cli::setup::resolve_model;
+use crate::cli::resolve::resolve_model;
+use crate::cli::settings::Settings;
 
 const MOCK: &str = r#"{"providers": {"mock": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
     "apiKey": "mock-key", "models": [{"id": "m", "name": "Mock model"}, {"id": "m-think", "reasoning": true}]}}}"#;
@@ -140,15 +141,24 @@ fn resolve_model_applies_key_precedence_and_headers() {
     );
     let env = |name: &str| (name == "GROQ_API_KEY").then(|| "groq-from-env".to_owned());
     let definition = AgentDefinition::default();
-    let resolved = resolve_model(&definition, &args(&["--model", "mock/m"]), dir.path(), &env).expect("resolves");
+    let resolved = resolve_model(&definition, &args(&["--model", "mock/m"]), dir.path(), &Settings::default(), &env)
+        .expect("resolves");
     assert_eq!(resolved.api_key, "mock-key");
     assert_eq!(resolved.model.headers, [("Authorization".to_owned(), "Bearer mock-key".to_owned())]);
-    let resolved =
-        resolve_model(&definition, &args(&["--model", "mock/m", "--api-key", "flag"]), dir.path(), &env).expect("ok");
+    let resolved = resolve_model(
+        &definition,
+        &args(&["--model", "mock/m", "--api-key", "flag"]),
+        dir.path(),
+        &Settings::default(),
+        &env,
+    )
+    .expect("ok");
     assert_eq!((resolved.api_key.as_str(), resolved.model.headers[0].1.as_str()), ("flag", "Bearer flag"));
-    let resolved = resolve_model(&definition, &args(&["--provider", "groq"]), dir.path(), &env).expect("resolves");
+    let resolved = resolve_model(&definition, &args(&["--provider", "groq"]), dir.path(), &Settings::default(), &env)
+        .expect("resolves");
     assert_eq!(resolved.api_key, "groq-from-auth");
-    let error = resolve_model(&definition, &args(&["--api-key", "k"]), dir.path(), &env).expect_err("needs a model");
+    let error = resolve_model(&definition, &args(&["--api-key", "k"]), dir.path(), &Settings::default(), &env)
+        .expect_err("needs a model");
     assert!(error.to_string().contains("--model"), "{error}");
 }
 
@@ -159,6 +169,7 @@ fn resolve_model_reports_a_missing_key_with_its_variables() {
         &AgentDefinition::default(),
         &args(&["--model", "anthropic/claude-opus-4-6"]),
         dir.path(),
+        &Settings::default(),
         &|_| None,
     )
     .expect_err("no key")
@@ -172,7 +183,9 @@ fn thinking_defaults_to_medium_and_is_clamped() {
     let dir = write_agent_dir(MOCK, None);
     let env = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "a".to_owned());
     let level = |list: &[&str]| {
-        resolve_model(&AgentDefinition::default(), &args(list), dir.path(), &env).expect("resolves").thinking
+        resolve_model(&AgentDefinition::default(), &args(list), dir.path(), &Settings::default(), &env)
+            .expect("resolves")
+            .thinking
     };
     assert_eq!(level(&["--model", "mock/m"]), ThinkingLevel::Off, "a model that does not reason");
     assert_eq!(level(&["--model", "mock/m-think"]), ThinkingLevel::Medium);
@@ -186,9 +199,61 @@ fn thinking_defaults_to_medium_and_is_clamped() {
 #[test]
 fn broken_models_json_stops_a_run_with_its_path() {
     let dir = write_agent_dir("{\"providers\": {\"x\": {\"models\": [{\"id\": \"m\"}]}}}", None);
-    let error = resolve_model(&AgentDefinition::default(), &args(&["--model", "m"]), dir.path(), &|_| None)
+    let error =
+        resolve_model(&AgentDefinition::default(), &args(&["--model", "m"]), dir.path(), &Settings::default(), &|_| {
+            None
+        })
         .expect_err("invalid")
         .to_string();
     let expected = format!("{}: provider \"x\": \"baseUrl\" is required", dir.path().join("models.json").display());
     assert!(error.starts_with(&expected), "{error}");
+}
+
+#[test]
+fn thinking_defaults_to_settings_then_the_agent_below_flags_and_suffixes() {
+    let dir = write_agent_dir(MOCK, None);
+    let agent = AgentDefinition { thinking: Some(ThinkingLevel::Low), ..AgentDefinition::default() };
+    let settings = |value: serde_json::Value| Settings::from_values(value, serde_json::json!({}));
+    let level = |definition: &AgentDefinition, settings: &Settings, list: &[&str]| {
+        resolve_model(definition, &args(list), dir.path(), settings, &|_| None).expect("resolves").thinking
+    };
+    let none = Settings::default();
+    assert_eq!(level(&agent, &none, &["--model", "mock/m-think"]), ThinkingLevel::Low, "the agent's level");
+    let high = settings(serde_json::json!({"defaultThinkingLevel": "high"}));
+    assert_eq!(level(&agent, &high, &["--model", "mock/m-think"]), ThinkingLevel::High, "settings win");
+    assert_eq!(level(&AgentDefinition::default(), &high, &["--model", "mock/m-think"]), ThinkingLevel::High);
+    assert_eq!(level(&agent, &high, &["--model", "mock/m-think:minimal"]), ThinkingLevel::Minimal, "suffix wins");
+    assert_eq!(level(&agent, &high, &["--model", "mock/m-think", "--thinking", "off"]), ThinkingLevel::Off);
+    let broken = settings(serde_json::json!({"defaultThinkingLevel": "lots"}));
+    assert_eq!(level(&agent, &broken, &["--model", "mock/m-think"]), ThinkingLevel::Low, "invalid setting ignored");
+    assert_eq!(level(&agent, &none, &["--model", "mock/m"]), ThinkingLevel::Off, "still clamped to the model");
+}
+
+#[test]
+fn the_agents_providers_are_usable_and_the_users_file_overrides_them() {
+    let agent_providers = r#"{"providers": {"house": {"baseUrl": "http://127.0.0.1:9/v1",
+        "api": "openai-completions", "apiKey": "house-key", "models": [{"id": "h"}]}}}"#;
+    let definition = AgentDefinition { models_json: Some(agent_providers.to_owned()), ..AgentDefinition::default() };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let resolve = |list: &[&str]| resolve_model(&definition, &args(list), dir.path(), &Settings::default(), &|_| None);
+    let resolved = resolve(&["--model", "house/h"]).expect("the agent's provider");
+    assert_eq!((resolved.api_key.as_str(), resolved.model.base_url.as_str()), ("house-key", "http://127.0.0.1:9/v1"));
+    let resolved = resolve(&[]).expect("first available is the agent's provider");
+    assert_eq!(resolved.model.provider, "house");
+    std::fs::write(
+        dir.path().join("models.json"),
+        r#"{"providers": {"house": {"baseUrl": "http://127.0.0.1:8/v1", "api": "openai-completions",
+            "apiKey": "user-key", "models": [{"id": "u"}]}}}"#,
+    )
+    .expect("write");
+    // The agent's model "h" is gone with its definition: the id is now a custom id on the user's provider.
+    let resolved = resolve(&["--model", "house/h"]).expect("custom id");
+    assert_eq!((resolved.api_key.as_str(), resolved.model.base_url.as_str()), ("user-key", "http://127.0.0.1:8/v1"));
+    let resolved = resolve(&["--model", "house/u"]).expect("the user's definition");
+    assert_eq!((resolved.api_key.as_str(), resolved.model.base_url.as_str()), ("user-key", "http://127.0.0.1:8/v1"));
+    let broken = AgentDefinition { models_json: Some("{".to_owned()), ..AgentDefinition::default() };
+    let error = resolve_model(&broken, &args(&["--model", "house/u"]), dir.path(), &Settings::default(), &|_| None)
+        .expect_err("invalid built-in providers")
+        .to_string();
+    assert!(error.contains("the agent's built-in providers"), "{error}");
 }

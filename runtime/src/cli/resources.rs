@@ -1,10 +1,12 @@
 //! Skills and prompt templates for a run: discovered as pi discovers them (agent dir, `~/.agents`,
 //! the project's config dir and `.agents` up to the git root) plus `--skill` / `--prompt-template`
-//! paths and the `skills` / `prompts` entries of settings.json; problems are printed as warnings, never fatal.
+//! paths and the `skills` / `prompts` entries of settings.json, then the agent's own (compiled into the
+//! binary, unpacked on first use); problems are printed as warnings, never fatal.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::args::CliArgs;
+use super::embedded::{resource_dir, unpack_embedded};
 use super::paths::home_dir;
 use super::settings::Settings;
 use crate::AgentDefinition;
@@ -28,7 +30,9 @@ impl Resources {
     }
 }
 
-/// Loads the skills and templates `args` allow, warning about each problem on stderr.
+/// Loads the skills and templates `args` allow, warning about each problem on stderr. The agent's own
+/// skill and template directories come after all others (the user's win name collisions) and are left out
+/// by `--no-skills` / `--no-prompt-templates` like the discovered ones.
 pub fn load_resources(
     definition: &AgentDefinition,
     args: &CliArgs,
@@ -36,17 +40,40 @@ pub fn load_resources(
     cwd: &Path,
     settings: &Settings,
 ) -> Resources {
-    let locations = |include_defaults: bool, cli_paths: &[String], key: &str| ResourceLocations {
+    let embedded = &definition.resources;
+    let wants_skills = !args.no_skills && !embedded.skill_dirs.is_empty();
+    let wants_templates = !args.no_prompt_templates && !embedded.prompt_dirs.is_empty();
+    let root =
+        if wants_skills || wants_templates { unpack_embedded(agent_dir, &definition.name, embedded) } else { None };
+    let agent_paths = |dirs: &[String]| -> Vec<PathBuf> {
+        let Some(root) = &root else { return Vec::new() };
+        dirs.iter()
+            .filter_map(|dir| {
+                let path = resource_dir(root, dir);
+                if path.is_none() {
+                    eprintln!("Warning: the agent's resource directory \"{dir}\" leaves its unpack directory; ignored");
+                }
+                path
+            })
+            .collect()
+    };
+    let locations = |include_defaults: bool, cli_paths: &[String], key: &str, dirs: &[String]| ResourceLocations {
         config_dir_name: definition.config_dir.clone(),
         include_defaults,
         cli_paths: cli_paths.to_vec(),
         project_settings: settings.project_list(key),
         user_settings: settings.global_list(key),
+        agent_paths: if include_defaults { agent_paths(dirs) } else { Vec::new() },
         ..ResourceLocations::new(cwd, agent_dir, home_dir())
     };
-    let skills = load_skills(&locations(!args.no_skills, &args.skills, "skills"));
+    let skills = load_skills(&locations(!args.no_skills, &args.skills, "skills", &embedded.skill_dirs));
     warn(&skills.diagnostics);
-    let templates = load_prompt_templates(&locations(!args.no_prompt_templates, &args.prompt_templates, "prompts"));
+    let templates = load_prompt_templates(&locations(
+        !args.no_prompt_templates,
+        &args.prompt_templates,
+        "prompts",
+        &embedded.prompt_dirs,
+    ));
     warn(&templates.diagnostics);
     Resources { skills: skills.skills, templates: templates.templates }
 }
@@ -56,3 +83,7 @@ fn warn(diagnostics: &[ResourceDiagnostic]) {
         eprintln!("Warning: {}", diagnostic.message());
     }
 }
+
+#[cfg(test)]
+#[path = "resources_tests.rs"]
+mod tests;

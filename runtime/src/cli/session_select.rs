@@ -1,6 +1,8 @@
 //! Which session a run uses, chosen as pi chooses: `--no-session` (in memory), `--session PATH|ID-PREFIX`,
 //! `-r` (pick one), `-c` (the newest of this directory), else a new one; in `--session-dir`, the agent's
-//! session-dir environment variable, or `<agent dir>/sessions/--<cwd>--/`.
+//! session-dir environment variable, the YAML's `session.dir`, or `<agent dir>/sessions/--<cwd>--/`. An
+//! agent whose YAML says `session.enabled: false` runs in memory unless `--session`, `-r` or `-c` asks
+//! for a session.
 
 use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -25,14 +27,11 @@ pub fn open_session(
     agent_dir: &Path,
     cwd: &Path,
 ) -> Result<SessionManager, CliError> {
-    if args.no_session {
+    let asks_for_session = args.session.is_some() || args.resume || args.continue_session;
+    if args.no_session || (!definition.session.enabled && !asks_for_session) {
         return Ok(SessionManager::in_memory(cwd));
     }
-    let override_dir = args.session_dir.as_deref().map(|dir| expand_home(Path::new(dir))).or_else(|| {
-        std::env::var_os(session_dir_env(definition))
-            .filter(|value| !value.is_empty())
-            .map(|value| expand_home(Path::new(&value)))
-    });
+    let override_dir = session_dir_override(definition, args, |name| std::env::var_os(name));
     let dir = sessions_dir(agent_dir, override_dir.as_deref(), cwd);
     if let Some(wanted) = &args.session {
         let path = resolve_session_arg(wanted, &dir, agent_dir)?;
@@ -46,6 +45,21 @@ pub fn open_session(
         return Ok(SessionManager::continue_recent(&dir, cwd)?);
     }
     Ok(SessionManager::create(&dir, cwd)?)
+}
+
+/// The directory sessions go straight into, if any: `--session-dir`, else the agent's session-dir
+/// environment variable, else the YAML's `session.dir` (each with `~` expanded).
+fn session_dir_override(
+    definition: &AgentDefinition,
+    args: &CliArgs,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    let non_empty = |value: &std::ffi::OsStr| (!value.is_empty()).then(|| expand_home(Path::new(value)));
+    args.session_dir
+        .as_deref()
+        .map(|dir| expand_home(Path::new(dir)))
+        .or_else(|| env(&session_dir_env(definition)).as_deref().and_then(non_empty))
+        .or_else(|| definition.session.dir.as_deref().and_then(|dir| non_empty(dir.as_ref())))
 }
 
 /// A path when the argument looks like one (has a slash or ends in `.jsonl`), else the newest session of
@@ -105,5 +119,26 @@ mod tests {
         assert_eq!(session_dir_env(&AgentDefinition::default()), "PI_CODING_AGENT_SESSION_DIR");
         let custom = AgentDefinition { agent_dir_env: "SCOUT_HOME".into(), ..AgentDefinition::default() };
         assert_eq!(session_dir_env(&custom), "SCOUT_HOME_SESSION_DIR");
+    }
+
+    #[test]
+    fn the_yaml_session_dir_comes_below_the_flag_and_the_variable() {
+        let definition = AgentDefinition {
+            session: crate::definition::SessionDefaults { enabled: true, dir: Some("~/scout-sessions".to_owned()) },
+            ..AgentDefinition::default()
+        };
+        let args = |list: &[&str]| {
+            crate::cli::args::parse_args(&definition, list.iter().map(|a| (*a).to_owned())).expect("parses")
+        };
+        let no_env = |_: &str| None;
+        let env = |name: &str| (name == "PI_CODING_AGENT_SESSION_DIR").then(|| "/from/env".into());
+        let home = crate::cli::paths::home_dir();
+        assert_eq!(session_dir_override(&definition, &args(&[]), no_env), Some(home.join("scout-sessions")));
+        assert_eq!(session_dir_override(&definition, &args(&[]), env), Some(PathBuf::from("/from/env")));
+        let flagged = args(&["--session-dir", "/from/flag"]);
+        assert_eq!(session_dir_override(&definition, &flagged, env), Some(PathBuf::from("/from/flag")));
+        let empty_env = |_: &str| Some("".into());
+        assert_eq!(session_dir_override(&definition, &args(&[]), empty_env), Some(home.join("scout-sessions")));
+        assert_eq!(session_dir_override(&AgentDefinition::default(), &args(&[]), no_env), None);
     }
 }

@@ -30,6 +30,9 @@ pub struct ResourceLocations {
     pub user_settings: Vec<String>,
     /// Paths given on the command line (`--skill`, `--prompt-template`), relative to the cwd.
     pub cli_paths: Vec<String>,
+    /// The agent's own directories (compiled into its binary and unpacked), read after every other
+    /// location so the user's resources win name collisions; skipped when `include_defaults` is false.
+    pub agent_paths: Vec<PathBuf>,
 }
 
 impl ResourceLocations {
@@ -44,6 +47,7 @@ impl ResourceLocations {
             project_settings: Vec::new(),
             user_settings: Vec::new(),
             cli_paths: Vec::new(),
+            agent_paths: Vec::new(),
         }
     }
 
@@ -63,6 +67,8 @@ pub enum ResourceSource {
     Project,
     /// An explicit path (command line).
     Path,
+    /// Compiled into the agent's binary (the YAML's skills and prompt templates).
+    Agent,
 }
 
 /// A problem found while loading resources.
@@ -165,7 +171,7 @@ struct Candidate {
 }
 
 /// The files and directories a loader reads, in precedence order: project settings entries, project
-/// auto-discovery, user settings entries, user auto-discovery, then CLI paths. `resource_dir` is the
+/// auto-discovery, user settings entries, user auto-discovery, CLI paths, then the agent's own paths. `resource_dir` is the
 /// resource's directory name (`skills`, `prompts`); `collect_dir` expands a directory named by a
 /// settings entry; `auto_project` / `auto_user` list the auto-discovered files.
 pub(crate) fn configured_paths(
@@ -218,6 +224,11 @@ pub(crate) fn configured_paths(
         let path = resolve_user_path(raw, &locations.cwd, &locations.home_dir);
         let source = explicit_path_source(&path, locations, resource_dir);
         ordered.push(ConfiguredPath { path, source, explicit: true });
+    }
+    if locations.include_defaults {
+        for path in &locations.agent_paths {
+            ordered.push(ConfiguredPath { path: normalize(path), source: ResourceSource::Agent, explicit: false });
+        }
     }
     let mut merged_seen: HashSet<PathBuf> = HashSet::new();
     ordered.retain(|entry| merged_seen.insert(canonical(&entry.path)));

@@ -304,3 +304,31 @@ fn template_file_fields() {
     // the whole character is dropped. The length check still counts UTF-16 units.
     assert_eq!(loaded.description, format!("{}...", "x".repeat(59)));
 }
+
+#[test]
+fn agent_paths_come_after_cli_paths_and_follow_include_defaults() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let (cwd, agent, cli, own) =
+        (root.path().join("cwd"), root.path().join("agent"), root.path().join("cli"), root.path().join("own"));
+    for dir in [&cwd, &agent.join("prompts"), &cli, &own] {
+        std::fs::create_dir_all(dir).expect("mkdir");
+    }
+    std::fs::write(agent.join("prompts/a.md"), "user a").expect("write");
+    std::fs::write(cli.join("b.md"), "cli b").expect("write");
+    for (name, body) in [("a.md", "own a"), ("b.md", "own b"), ("c.md", "own c")] {
+        std::fs::write(own.join(name), body).expect("write");
+    }
+    let locations = ResourceLocations {
+        cli_paths: vec![cli.to_string_lossy().into_owned()],
+        agent_paths: vec![own.clone()],
+        ..ResourceLocations::new(&cwd, &agent, root.path().join("home"))
+    };
+    let load = load_prompt_templates(&locations);
+    let found: Vec<(&str, &str)> = load.templates.iter().map(|t| (t.name.as_str(), t.content.as_str())).collect();
+    assert_eq!(found, [("a", "user a"), ("b", "cli b"), ("c", "own c")]);
+    assert_eq!(load.templates[2].source, ResourceSource::Agent);
+    assert_eq!(load.diagnostics.iter().filter(|d| matches!(d.kind, DiagnosticKind::Collision { .. })).count(), 2);
+    let without_defaults = load_prompt_templates(&ResourceLocations { include_defaults: false, ..locations });
+    let names: Vec<&str> = without_defaults.templates.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["b"], "only the explicit CLI path is left");
+}

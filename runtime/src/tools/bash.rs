@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt as _;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::unix::pipe;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -74,42 +74,31 @@ impl AgentTool for BashTool {
         Box::pin(async move {
             let command = arg_str(&args, "command")?.to_owned();
             let timeout_secs = arg_number(&args, "timeout")?.filter(|t| t.is_finite() && *t > 0.0);
-            let timeout = timeout_secs.and_then(|t| Duration::try_from_secs_f64(t).ok());
-            if ctx.cancel.is_cancelled() {
-                return Err(ToolError::new("Command aborted"));
-            }
-            ctx.update(AgentToolResult { content: Vec::new(), details: None });
-            let on_update = |t: &TruncationResult, full: Option<&Path>| {
-                ctx.update(AgentToolResult {
-                    content: vec![UserContent::text(t.content.clone())],
-                    details: details(t, full),
-                });
-            };
-            let command = match self.env.command_prefix.as_deref().filter(|prefix| !prefix.is_empty()) {
-                Some(prefix) => format!("{prefix}\n{command}"),
-                None => command,
-            };
-            let shell = ShellCommand::for_env(&self.env)?;
-            let out = run_command(&command, &shell, timeout, &ctx.cancel, on_update).await?;
-            if out.cancelled {
-                return Err(ToolError::new(append_status(&out.formatted(""), "Command aborted")));
-            }
-            if out.timed_out {
-                let secs = timeout_secs.map(js_number).unwrap_or_default();
-                let status = format!("Command timed out after {secs} seconds");
-                return Err(ToolError::new(append_status(&out.formatted(""), &status)));
-            }
-            let text = out.formatted("(no output)");
-            match out.exit_code {
-                Some(code) if code != 0 => {
-                    Err(ToolError::new(append_status(&text, &format!("Command exited with code {code}"))))
-                }
-                _ => Ok(AgentToolResult {
-                    content: vec![UserContent::text(text)],
-                    details: details(&out.truncation, out.full_output_path.as_deref()),
-                }),
-            }
+            execute_in_shell(&self.env, command, &RunOptions::default(), timeout_secs, &ctx).await
         })
+    }
+}
+
+/// The tool result bash reports for a finished command: its output, or an error for an abort, a timeout
+/// (`timeout_secs` names the limit) or a non-zero exit code.
+pub(crate) fn command_result(out: &BashOutput, timeout_secs: Option<f64>) -> Result<AgentToolResult, ToolError> {
+    if out.cancelled {
+        return Err(ToolError::new(append_status(&out.formatted(""), "Command aborted")));
+    }
+    if out.timed_out {
+        let secs = timeout_secs.map(js_number).unwrap_or_default();
+        let status = format!("Command timed out after {secs} seconds");
+        return Err(ToolError::new(append_status(&out.formatted(""), &status)));
+    }
+    let text = out.formatted("(no output)");
+    match out.exit_code {
+        Some(code) if code != 0 => {
+            Err(ToolError::new(append_status(&text, &format!("Command exited with code {code}"))))
+        }
+        _ => Ok(AgentToolResult {
+            content: vec![UserContent::text(text)],
+            details: details(&out.truncation, out.full_output_path.as_deref()),
+        }),
     }
 }
 
@@ -119,7 +108,7 @@ fn append_status(text: &str, status: &str) -> String {
 }
 
 /// The `details` of a bash result: present only when the output was truncated.
-fn details(truncation: &TruncationResult, full_output_path: Option<&Path>) -> Option<Value> {
+pub(crate) fn details(truncation: &TruncationResult, full_output_path: Option<&Path>) -> Option<Value> {
     truncation.truncated.then(|| {
         let mut value = json!({ "truncation": truncation });
         if let (Some(map), Some(path)) = (value.as_object_mut(), full_output_path) {
@@ -333,6 +322,54 @@ pub async fn run_command(
     shell: &ShellCommand,
     timeout: Option<Duration>,
     cancel: &CancellationToken,
+    on_update: impl FnMut(&TruncationResult, Option<&Path>),
+) -> Result<BashOutput, ToolError> {
+    run_command_with(command, shell, &RunOptions::default(), timeout, cancel, on_update).await
+}
+
+/// Runs `command` for a tool call as bash does: abort check, streamed partial output, the environment's
+/// command prefix and shell, and bash's result (truncation notice, exit code and timeout errors).
+pub(crate) async fn execute_in_shell(
+    env: &ToolEnvironment,
+    command: String,
+    options: &RunOptions,
+    timeout_secs: Option<f64>,
+    ctx: &ToolContext,
+) -> Result<AgentToolResult, ToolError> {
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::new("Command aborted"));
+    }
+    ctx.update(AgentToolResult { content: Vec::new(), details: None });
+    let on_update = |t: &TruncationResult, full: Option<&Path>| {
+        ctx.update(AgentToolResult { content: vec![UserContent::text(t.content.clone())], details: details(t, full) });
+    };
+    let command = match env.command_prefix.as_deref().filter(|prefix| !prefix.is_empty()) {
+        Some(prefix) => format!("{prefix}\n{command}"),
+        None => command,
+    };
+    let shell = ShellCommand::for_env(env)?;
+    let timeout = timeout_secs.and_then(|t| Duration::try_from_secs_f64(t).ok());
+    let out = run_command_with(&command, &shell, options, timeout, &ctx.cancel, on_update).await?;
+    command_result(&out, timeout_secs)
+}
+
+/// Extra inputs of a command run by [`run_command_with`].
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Written to the command's stdin, which is then closed (`None`: stdin is `/dev/null`). A command that
+    /// does not read it is not an error.
+    pub stdin: Option<Vec<u8>>,
+    /// Environment variables set for the command, on top of the inherited ones.
+    pub env: Vec<(String, String)>,
+}
+
+/// [`run_command`] with stdin contents and extra environment variables.
+pub async fn run_command_with(
+    command: &str,
+    shell: &ShellCommand,
+    options: &RunOptions,
+    timeout: Option<Duration>,
+    cancel: &CancellationToken,
     mut on_update: impl FnMut(&TruncationResult, Option<&Path>),
 ) -> Result<BashOutput, ToolError> {
     let cwd = &shell.cwd;
@@ -353,7 +390,8 @@ pub async fn run_command(
         cmd.arg("-c")
             .arg(command)
             .current_dir(cwd)
-            .stdin(Stdio::null())
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
+            .stdin(if options.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::from(writer))
             .stderr(Stdio::from(writer_err))
             .process_group(0);
@@ -362,6 +400,16 @@ pub async fn run_command(
     };
     let mut killer = GroupKiller { pgid: child.id().and_then(|id| i32::try_from(id).ok()) };
     let mut rx = pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(|e| io_err("read output", e))?;
+    let child_stdin = child.stdin.take();
+    // Dropping the pipe (when the write is done, or with this future when the run ends) closes the command's
+    // stdin. A command that exits without reading makes the write fail with EPIPE, which is ignored.
+    let feed_stdin = async move {
+        if let (Some(mut pipe), Some(bytes)) = (child_stdin, options.stdin.as_deref()) {
+            let _ = pipe.write_all(bytes).await;
+        }
+    };
+    tokio::pin!(feed_stdin);
+    let mut stdin_done = false;
 
     let mut acc = OutputAccumulator::new();
     let mut buf = vec![0u8; 16 * 1024];
@@ -413,6 +461,7 @@ pub async fn run_command(
                 last_emit = Some(Instant::now());
                 dirty = false;
             }
+            () = &mut feed_stdin, if !stdin_done => stdin_done = true,
         }
     }
     drop(rx);

@@ -1,6 +1,7 @@
 //! The tool contract ([`AgentTool`]) and the built-in tools.
 
 pub mod bash;
+pub mod command;
 pub mod edit;
 mod edit_diff;
 pub mod find;
@@ -18,6 +19,8 @@ pub mod write;
 
 #[cfg(test)]
 mod tests_bash;
+#[cfg(test)]
+mod tests_command;
 #[cfg(test)]
 mod tests_edit;
 #[cfg(test)]
@@ -46,6 +49,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::AgentToolResult;
+
+pub use command::CommandTool;
 
 /// The future a tool's `execute` returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<AgentToolResult, ToolError>> + Send + 'a>>;

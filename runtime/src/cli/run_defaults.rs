@@ -1,0 +1,132 @@
+//! The agent's run-wide defaults after settings.json: the thinking level used when no flag, model suffix
+//! or session names one (settings `defaultThinkingLevel`, else the YAML's, else pi's medium) and the
+//! queue modes (settings `steeringMode` / `followUpMode`, else the YAML's). Invalid settings values are
+//! reported and ignored.
+
+use serde_json::Value;
+
+use super::settings::Settings;
+use crate::AgentDefinition;
+use crate::agent::QueueMode;
+use crate::ai::ThinkingLevel;
+
+/// pi's thinking level when nothing sets one (clamped to what the model supports).
+pub const DEFAULT_THINKING_LEVEL: ThinkingLevel = ThinkingLevel::Medium;
+
+/// Defaults of a run, before flags and the session are considered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunDefaults {
+    pub thinking: ThinkingLevel,
+    pub steering_mode: QueueMode,
+    pub follow_up_mode: QueueMode,
+}
+
+impl RunDefaults {
+    /// The defaults of `definition` with `settings` applied, and a warning for each settings value that
+    /// cannot be used.
+    pub fn new(definition: &AgentDefinition, settings: &Settings) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        let thinking =
+            setting(settings, "defaultThinkingLevel", "off, minimal, low, medium, high or xhigh", &mut warnings)
+                .or(definition.thinking)
+                .unwrap_or(DEFAULT_THINKING_LEVEL);
+        let steering_mode = setting(settings, "steeringMode", "one-at-a-time or all", &mut warnings)
+            .unwrap_or(definition.steering_mode);
+        let follow_up_mode = setting(settings, "followUpMode", "one-at-a-time or all", &mut warnings)
+            .unwrap_or(definition.follow_up_mode);
+        (Self { thinking, steering_mode, follow_up_mode }, warnings)
+    }
+}
+
+/// The string setting `key` parsed as `T`; `None` (with a warning) when it is set to anything else.
+fn setting<T: std::str::FromStr>(
+    settings: &Settings,
+    key: &str,
+    expected: &str,
+    warnings: &mut Vec<String>,
+) -> Option<T> {
+    let value = settings.value(key)?;
+    match value {
+        Value::String(text) => match text.parse::<T>() {
+            Ok(parsed) => Some(parsed),
+            Err(_) => {
+                warnings.push(format!("settings \"{key}\" is \"{text}\", expected {expected}; ignored"));
+                None
+            }
+        },
+        other => {
+            warnings.push(format!("settings \"{key}\" is {other}, expected {expected}; ignored"));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn defaults(definition: &AgentDefinition, global: Value) -> (RunDefaults, Vec<String>) {
+        RunDefaults::new(definition, &Settings::from_values(global, json!({})))
+    }
+
+    #[test]
+    fn settings_win_over_the_yaml_which_wins_over_pi() {
+        let plain = AgentDefinition::default();
+        let (run, warnings) = defaults(&plain, json!({}));
+        assert!(warnings.is_empty());
+        assert_eq!(run.thinking, ThinkingLevel::Medium);
+        assert_eq!((run.steering_mode, run.follow_up_mode), (QueueMode::OneAtATime, QueueMode::OneAtATime));
+
+        let yaml = AgentDefinition {
+            thinking: Some(ThinkingLevel::Low),
+            steering_mode: QueueMode::All,
+            follow_up_mode: QueueMode::All,
+            ..AgentDefinition::default()
+        };
+        let (run, _) = defaults(&yaml, json!({}));
+        assert_eq!(
+            run,
+            RunDefaults { thinking: ThinkingLevel::Low, steering_mode: QueueMode::All, follow_up_mode: QueueMode::All }
+        );
+
+        let (run, warnings) = defaults(
+            &yaml,
+            json!({"defaultThinkingLevel": "high", "steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time"}),
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            run,
+            RunDefaults {
+                thinking: ThinkingLevel::High,
+                steering_mode: QueueMode::OneAtATime,
+                follow_up_mode: QueueMode::OneAtATime
+            }
+        );
+    }
+
+    #[test]
+    fn invalid_settings_are_reported_and_ignored() {
+        let yaml = AgentDefinition {
+            thinking: Some(ThinkingLevel::Minimal),
+            follow_up_mode: QueueMode::All,
+            ..AgentDefinition::default()
+        };
+        let (run, warnings) =
+            defaults(&yaml, json!({"defaultThinkingLevel": "max", "steeringMode": 3, "followUpMode": "some"}));
+        assert_eq!(run.thinking, ThinkingLevel::Minimal);
+        assert_eq!((run.steering_mode, run.follow_up_mode), (QueueMode::OneAtATime, QueueMode::All));
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("defaultThinkingLevel") && warnings[0].contains("\"max\""), "{warnings:?}");
+        assert!(warnings[1].contains("steeringMode") && warnings[1].contains('3'), "{warnings:?}");
+        assert!(warnings[2].contains("followUpMode") && warnings[2].contains("one-at-a-time or all"), "{warnings:?}");
+    }
+
+    #[test]
+    fn project_settings_win_over_global_ones() {
+        let settings = Settings::from_values(json!({"steeringMode": "all"}), json!({"steeringMode": "one-at-a-time"}));
+        let (run, _) = RunDefaults::new(&AgentDefinition::default(), &settings);
+        assert_eq!(run.steering_mode, QueueMode::OneAtATime);
+    }
+}
