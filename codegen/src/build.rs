@@ -1,4 +1,5 @@
-//! `pi-gen build`: generate the crate and compile it with cargo into a shared target directory.
+//! `pi-gen build`: generate the agent's crate and compile it with cargo into a target directory every
+//! agent shares, so pi-runtime compiles once.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,8 +12,9 @@ use crate::yaml::load_spec;
 #[derive(Debug, Clone)]
 pub struct BuildRequest {
     pub spec_path: PathBuf,
-    /// The binary lands in `out_dir/<name>`; the generated crate in `out_dir/build/<name>/`.
-    pub out_dir: PathBuf,
+    /// Where the binary goes: a file path, or a directory (existing, or written with a trailing `/`) that
+    /// receives `<name>`. `None`: `./<name>`.
+    pub output: Option<PathBuf>,
     pub release: bool,
     /// Shared cargo target directory (default: [`default_target_dir`]).
     pub target_dir: Option<PathBuf>,
@@ -20,14 +22,20 @@ pub struct BuildRequest {
 }
 
 impl BuildRequest {
-    pub fn new(spec_path: impl Into<PathBuf>, out_dir: impl Into<PathBuf>) -> Self {
+    pub fn new(spec_path: impl Into<PathBuf>) -> Self {
         Self {
             spec_path: spec_path.into(),
-            out_dir: out_dir.into(),
+            output: None,
             release: false,
             target_dir: None,
             emit: EmitOptions::default(),
         }
+    }
+
+    /// The same request with the binary written to `output`.
+    pub fn with_output(mut self, output: impl Into<PathBuf>) -> Self {
+        self.output = Some(output.into());
+        self
     }
 }
 
@@ -40,12 +48,21 @@ pub fn default_target_dir() -> PathBuf {
     }
 }
 
+/// Where the binary of agent `name` goes for `output`.
+pub fn binary_path(output: Option<&Path>, name: &str) -> PathBuf {
+    match output {
+        None => PathBuf::from(".").join(name),
+        Some(path) if path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/') => path.join(name),
+        Some(path) => path.to_path_buf(),
+    }
+}
+
 /// Generates and compiles the agent; returns the path of the binary.
 pub fn build_agent(request: &BuildRequest) -> Result<PathBuf, SpecError> {
     let spec = load_spec(&request.spec_path)?;
-    let crate_dir = request.out_dir.join("build").join(&spec.name);
-    emit_crate(&spec, &request.spec_path, &crate_dir, &request.emit)?;
     let target_dir = request.target_dir.clone().unwrap_or_else(default_target_dir);
+    let crate_dir = target_dir.join("crates").join(&spec.name);
+    emit_crate(&spec, &request.spec_path, &crate_dir, &request.emit)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command.arg("build").arg("--manifest-path").arg(crate_dir.join("Cargo.toml")).env("CARGO_TARGET_DIR", &target_dir);
@@ -64,7 +81,7 @@ pub fn build_agent(request: &BuildRequest) -> Result<PathBuf, SpecError> {
     }
     let profile = if request.release { "release" } else { "debug" };
     let built = target_dir.join(profile).join(&spec.name);
-    let binary = request.out_dir.join(&spec.name);
+    let binary = binary_path(request.output.as_deref(), &spec.name);
     install(&built, &binary)?;
     Ok(binary)
 }
@@ -72,7 +89,24 @@ pub fn build_agent(request: &BuildRequest) -> Result<PathBuf, SpecError> {
 /// Copies the binary next to its final name and renames it into place, so a running copy is never
 /// overwritten in the middle.
 fn install(built: &Path, binary: &Path) -> Result<(), SpecError> {
+    if let Some(parent) = binary.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| SpecError::Write { path: parent.to_path_buf(), source })?;
+    }
     let staging = binary.with_extension(format!("partial-{}", std::process::id()));
     std::fs::copy(built, &staging).map_err(|source| SpecError::Write { path: staging.clone(), source })?;
     std::fs::rename(&staging, binary).map_err(|source| SpecError::Write { path: binary.to_path_buf(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_output_is_a_file_or_a_directory_for_the_binary() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(binary_path(None, "coder"), PathBuf::from("./coder"));
+        assert_eq!(binary_path(Some(dir.path()), "coder"), dir.path().join("coder"));
+        assert_eq!(binary_path(Some(Path::new("bin/")), "coder"), PathBuf::from("bin/coder"));
+        assert_eq!(binary_path(Some(Path::new("bin/my-coder")), "coder"), PathBuf::from("bin/my-coder"));
+    }
 }

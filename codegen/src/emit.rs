@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use minijinja::{Environment, context};
 
 use crate::error::SpecError;
-use crate::lower::main_rs;
+use crate::lower::{LowerContext, main_rs};
 use crate::spec::AgentSpec;
 
 const CARGO_TOML_TEMPLATE: &str = include_str!("../../templates/Cargo.toml.j2");
@@ -55,18 +55,32 @@ pub fn emit_crate(spec: &AgentSpec, source: &Path, crate_dir: &Path, options: &E
         source => &source_name,
         runtime_path => runtime_path.to_string_lossy(),
         agent_dir_env => spec.agent_dir_env(),
+        custom_tools => spec.custom_tools().iter().map(|tool| (tool.name.clone(), tool.description.clone())).collect::<Vec<_>>(),
         config_dir => spec.config_dir(),
     };
     let cargo_toml = render(&env, "Cargo.toml.j2", CARGO_TOML_TEMPLATE, &values)?;
     let readme = render(&env, "README.md.j2", README_TEMPLATE, &values)?;
-    let main = main_rs(spec, &source_name)?;
+    let rust_tools: Vec<&str> =
+        spec.custom_tools().iter().filter(|tool| tool.handler.is_some()).map(|tool| tool.name.as_str()).collect();
+    if !rust_tools.is_empty() {
+        return Err(SpecError::NeedsMacro { tools: rust_tools.join(", ") });
+    }
+    let main = main_rs(spec, &LowerContext::new(source))?;
     write_if_changed(&crate_dir.join("Cargo.toml"), &cargo_toml)?;
     write_if_changed(&crate_dir.join("README.md"), &readme)?;
     write_if_changed(&crate_dir.join("src").join("main.rs"), &main)?;
+    // The workspace's lock file: the crate builds with the versions pi-gen was tested with and needs no
+    // registry access for them. Cargo adds the agent's own entry to the copy, so the copy is refreshed only
+    // when the workspace's lock itself changed (a stamp records which one was copied).
     if let Some(lock) = &options.lock_file {
-        let target = crate_dir.join("Cargo.lock");
-        if !target.exists() {
-            std::fs::copy(lock, &target).map_err(|source| SpecError::Write { path: target.clone(), source })?;
+        let text = std::fs::read_to_string(lock).map_err(|source| SpecError::Read { path: lock.clone(), source })?;
+        let mut hash = crate::hash::Fnv::default();
+        hash.feed(text.as_bytes());
+        let stamp = format!("{}\n", hash.hex());
+        let stamp_path = crate_dir.join("Cargo.lock.source");
+        if std::fs::read_to_string(&stamp_path).ok().as_deref() != Some(stamp.as_str()) {
+            write_if_changed(&crate_dir.join("Cargo.lock"), &text)?;
+            write_if_changed(&stamp_path, &stamp)?;
         }
     }
     Ok(())
@@ -77,7 +91,8 @@ fn render(env: &Environment<'_>, name: &str, template: &str, values: &minijinja:
         .map_err(|error| SpecError::Template { name: name.to_owned(), message: error.to_string() })
 }
 
-/// Writes only when the content differs, so cargo does not rebuild an unchanged crate.
+/// Writes only when the content differs, so cargo does not rebuild an unchanged crate; through a temporary
+/// file and a rename, so a concurrent build never reads half a file.
 fn write_if_changed(path: &Path, content: &str) -> Result<(), SpecError> {
     if std::fs::read_to_string(path).is_ok_and(|existing| existing == content) {
         return Ok(());
@@ -85,7 +100,9 @@ fn write_if_changed(path: &Path, content: &str) -> Result<(), SpecError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|source| SpecError::Write { path: parent.to_path_buf(), source })?;
     }
-    std::fs::write(path, content).map_err(|source| SpecError::Write { path: path.to_path_buf(), source })
+    let staging = path.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&staging, content).map_err(|source| SpecError::Write { path: staging.clone(), source })?;
+    std::fs::rename(&staging, path).map_err(|source| SpecError::Write { path: path.to_path_buf(), source })
 }
 
 #[cfg(test)]

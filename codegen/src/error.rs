@@ -38,6 +38,13 @@ pub enum SpecError {
     Generated(String),
     #[error("template {name}: {message}")]
     Template { name: String, message: String },
+    #[error(
+        "tools {tools} are implemented in Rust (`handler: rust`); build this agent as a crate with \
+         #[agent(\"...\")] from pi-macros, or give the tools a `command`"
+    )]
+    NeedsMacro { tools: String },
+    #[error("{0}")]
+    Scaffold(String),
     #[error("cannot run cargo: {0}")]
     CargoSpawn(std::io::Error),
     #[error("cargo build failed ({status}); see cargo's messages above")]

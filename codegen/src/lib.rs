@@ -4,8 +4,14 @@
 pub mod build;
 pub mod emit;
 pub mod error;
+mod hash;
 pub mod lower;
+pub mod problem;
+pub mod run_cache;
+pub mod scaffold;
+pub mod schema;
 pub mod spec;
+pub mod validate;
 pub mod yaml;
 
 pub use build::{BuildRequest, build_agent, default_target_dir};

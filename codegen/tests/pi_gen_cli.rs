@@ -6,11 +6,69 @@ use std::process::{Command, Stdio};
 
 const PI_GEN: &str = env!("CARGO_BIN_EXE_pi-gen");
 
+/// Every agent YAML under agents/ (including those of agent crates), sorted.
+fn agent_files() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read agents/").flatten() {
+            let path = entry.path();
+            if path.is_dir() && entry.file_name() != "target" {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|ext| ext == "yaml") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents"), &mut files);
+    files.sort();
+    files
+}
+
 #[test]
 fn check_accepts_the_example_agents() {
-    let agents = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents/pi.yaml");
-    let output = Command::new(PI_GEN).arg("check").arg(&agents).output().expect("runs");
+    let files = agent_files();
+    assert!(files.len() >= 3, "{files:?}");
+    let output = Command::new(PI_GEN).arg("check").args(&files).output().expect("runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(stdout.lines().filter(|line| line.ends_with(": ok")).count(), files.len(), "{stdout}");
+}
+
+#[test]
+fn the_printed_schema_is_the_committed_one_and_validates_every_agent() {
+    let output = Command::new(PI_GEN).arg("schema").output().expect("runs");
+    assert!(output.status.success());
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/agent.schema.json");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), std::fs::read_to_string(committed).expect("schema file"));
+    let schema: serde_json::Value = serde_json::from_slice(&output.stdout).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    for file in agent_files() {
+        let text = std::fs::read_to_string(&file).expect("read agent");
+        assert!(
+            text.starts_with("# yaml-language-server: $schema="),
+            "{} lacks the yaml-language-server comment",
+            file.display()
+        );
+        let document: serde_json::Value = serde_yaml::from_str(&text).expect("YAML");
+        let errors: Vec<String> = validator.iter_errors(&document).map(|error| error.to_string()).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", file.display());
+    }
+    let broken: serde_json::Value =
+        serde_yaml::from_str("version: 1\nname: x\ntools: { builtin: [rm] }\n").expect("YAML");
+    assert!(!validator.is_valid(&broken), "the schema must reject unknown tools");
+}
+
+#[test]
+fn new_creates_an_agent_that_passes_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(PI_GEN).arg("new").arg("helper").current_dir(dir.path()).output().expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let yaml = dir.path().join("helper/helper.yaml");
+    let check = Command::new(PI_GEN).arg("check").arg(&yaml).output().expect("runs");
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let again = Command::new(PI_GEN).arg("new").arg("helper").current_dir(dir.path()).output().expect("runs");
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
 }
 
 #[test]
@@ -21,7 +79,10 @@ fn check_reports_located_errors_and_fails() {
     let output = Command::new(PI_GEN).arg("check").arg(&bad).output().expect("runs");
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains(&format!("{}:4:19: tools.builtin[1]: unknown tool \"nope\"", bad.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:4:19: tools.builtin[1]: `nope` is not allowed here", bad.display())),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -52,6 +113,14 @@ fn mock_llm_serves_the_script_and_logs_requests() {
     .expect("sends");
     let mut response = String::new();
     stream.read_to_string(&mut response).expect("reads");
+    // The server appends to the log once the request is done, which may be just after the response's
+    // last byte: wait for the line (bounded) before stopping it.
+    for _ in 0..100 {
+        if std::fs::read_to_string(&log).is_ok_and(|text| text.ends_with('\n')) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let _ = child.kill();
     let _ = child.wait();
 

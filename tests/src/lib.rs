@@ -21,7 +21,8 @@ pub fn agent_binary(name: &str) -> PathBuf {
         return path.clone();
     }
     let root = workspace_root();
-    let request = BuildRequest::new(root.join("agents").join(format!("{name}.yaml")), root.join("target").join("e2e"));
+    let request = BuildRequest::new(root.join("agents").join(format!("{name}.yaml")))
+        .with_output(root.join("target").join("e2e").join(name));
     let path = match build_agent(&request) {
         Ok(path) => path,
         Err(error) => panic!("building agents/{name}.yaml failed: {error}"),

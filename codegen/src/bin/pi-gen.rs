@@ -16,13 +16,13 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Commands {
-    /// Generate the agent's crate and compile it; the binary lands in OUT/<name>
+    /// Generate the agent's crate and compile it into a standalone binary
     Build {
         /// The agent YAML file
         file: PathBuf,
-        /// Output directory for the binary (the generated crate goes to OUT/build/<name>)
-        #[arg(long, default_value = ".")]
-        out: PathBuf,
+        /// Where the binary goes: a file path, or a directory that receives <name> (default ./<name>)
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// Build with optimizations
         #[arg(long)]
         release: bool,
@@ -31,6 +31,26 @@ enum Commands {
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// Print the JSON Schema of the agent YAML format (for editors and other tools)
+    Schema,
+    /// Create a new agent to start from: NAME/NAME.yaml, a skill, the schema and a README
+    New {
+        name: String,
+        /// Directory to create (default ./NAME)
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Build the agent into a cache keyed by the spec's contents (if needed), then run it with ARGS
+    Run {
+        /// The agent YAML file
+        file: PathBuf,
+        /// Build with optimizations
+        #[arg(long)]
+        release: bool,
+        /// Arguments for the agent, after `--`
+        #[arg(last = true)]
+        args: Vec<std::ffi::OsString>,
     },
     /// Serve scripted LLM responses on 127.0.0.1 (all four APIs, chosen by request path) until interrupted
     MockLlm {
@@ -51,6 +71,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Commands::Build { file, out, release } => build(file, out, release),
         Commands::Check { files } => check(&files),
+        Commands::Schema => print_schema(),
+        Commands::New { name, dir } => new_agent(&name, dir),
+        Commands::Run { file, release, args } => run(&file, release, &args),
         Commands::MockLlm { script, port, log } => mock_llm(script, port, log),
     };
     match result {
@@ -62,8 +85,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn build(file: PathBuf, out: PathBuf, release: bool) -> anyhow::Result<()> {
-    let mut request = BuildRequest::new(file, out);
+fn build(file: PathBuf, out: Option<PathBuf>, release: bool) -> anyhow::Result<()> {
+    let mut request = BuildRequest::new(file);
+    request.output = out;
     request.release = release;
     let binary = build_agent(&request)?;
     println!("{}", binary.display());
@@ -86,6 +110,35 @@ fn check(files: &[PathBuf]) -> anyhow::Result<()> {
         anyhow::bail!("{failed} of {} file(s) have errors", files.len());
     }
     Ok(())
+}
+
+fn print_schema() -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(pi_codegen::schema::agent_schema_text().as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+fn new_agent(name: &str, dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let dir = dir.unwrap_or_else(|| PathBuf::from(name));
+    let yaml = pi_codegen::scaffold::create_agent(&dir, name)?;
+    println!("created {}", yaml.display());
+    println!("next: pi-gen run {} -- -p \"hello\"", yaml.display());
+    Ok(())
+}
+
+/// Builds into the cache unless the binary for exactly this spec is there, then replaces this process
+/// with the agent (exit code, signals and the terminal pass straight through).
+fn run(file: &std::path::Path, release: bool, args: &[std::ffi::OsString]) -> anyhow::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let binary = pi_codegen::run_cache::cached_binary(file, release)?;
+    if !binary.is_file() {
+        let mut request = BuildRequest::new(file).with_output(&binary);
+        request.release = release;
+        build_agent(&request)?;
+    }
+    let error = std::process::Command::new(&binary).args(args).exec();
+    Err(anyhow::anyhow!("cannot start {}: {error}", binary.display()))
 }
 
 fn mock_llm(script: PathBuf, port: u16, log: Option<PathBuf>) -> anyhow::Result<()> {

@@ -1,51 +1,166 @@
-//! Lowering: an [`AgentSpec`] becomes the Rust source of the generated binary's `main.rs`.
+//! Lowering: an [`AgentSpec`] becomes Rust tokens: the `AgentDefinition` expression, embedded files, and
+//! the generated binary's `main.rs`.
+
+mod resources;
+pub mod rust_tools;
+pub mod system_prompt;
+
+use std::path::{Path, PathBuf};
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::error::SpecError;
-use crate::spec::{AgentSpec, DEFAULT_TOOLS, ExecutionSpec};
+use crate::spec::{AgentSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, QueueModeSpec, ThinkingSpec, models_json};
 
-/// Tokens of an expression that builds the agent's `::pi_runtime::AgentDefinition`.
-pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
+pub use resources::{EmbeddedFiles, EmbeddedSource, embedded_files, referenced_files};
+
+/// What lowering needs besides the spec.
+#[derive(Debug, Clone)]
+pub struct LowerContext {
+    /// The path generated code names the runtime crate by, e.g. `::pi_runtime`.
+    pub runtime: TokenStream,
+    /// The YAML file; relative paths in it resolve against its directory. Absolute, so `include_bytes!`
+    /// works from any crate.
+    pub spec_path: PathBuf,
+}
+
+impl LowerContext {
+    pub fn new(spec_path: &Path) -> Self {
+        let absolute = std::path::absolute(spec_path).unwrap_or_else(|_| spec_path.to_path_buf());
+        Self { runtime: quote!(::pi_runtime), spec_path: absolute }
+    }
+
+    /// The directory relative paths in the YAML start from.
+    pub fn spec_dir(&self) -> PathBuf {
+        self.spec_path.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+}
+
+fn option_string(value: Option<&str>) -> TokenStream {
+    match value {
+        Some(text) => quote!(::core::option::Option::Some(#text.to_owned())),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn option_tokens<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn queue_mode(runtime: &TokenStream, mode: Option<QueueModeSpec>) -> TokenStream {
+    match mode {
+        Some(QueueModeSpec::All) => quote!(#runtime::agent::QueueMode::All),
+        Some(QueueModeSpec::OneAtATime) | None => quote!(#runtime::agent::QueueMode::OneAtATime),
+    }
+}
+
+fn thinking(runtime: &TokenStream, level: Option<ThinkingSpec>) -> TokenStream {
+    let variant = level.map(|level| match level {
+        ThinkingSpec::Off => quote!(Off),
+        ThinkingSpec::Minimal => quote!(Minimal),
+        ThinkingSpec::Low => quote!(Low),
+        ThinkingSpec::Medium => quote!(Medium),
+        ThinkingSpec::High => quote!(High),
+        ThinkingSpec::Xhigh => quote!(Xhigh),
+    });
+    option_tokens(variant.map(|variant| quote!(#runtime::ai::ThinkingLevel::#variant)))
+}
+
+/// The active built-in tools, by name.
+pub fn builtin_tool_names(spec: &AgentSpec) -> Vec<String> {
+    match spec.tools.as_ref().and_then(|tools| tools.builtin.as_ref()) {
+        Some(list) => list.iter().map(|tool| tool.name().to_owned()).collect(),
+        None => DEFAULT_TOOLS.iter().map(|tool| (*tool).to_owned()).collect(),
+    }
+}
+
+fn custom_tools_tokens(spec: &AgentSpec, runtime: &TokenStream) -> TokenStream {
+    let tools = spec.custom_tools().iter().map(|tool| {
+        let name = &tool.name;
+        let label = tool.label.clone().unwrap_or_else(|| tool.name.clone());
+        let description = &tool.description;
+        let snippet = option_string(tool.prompt_snippet.as_deref());
+        let guidelines = &tool.prompt_guidelines;
+        let parameters = tool.parameters_schema().to_string();
+        let handler = match (&tool.command, tool.handler) {
+            (_, Some(HandlerSpec::Rust)) => quote!(#runtime::CustomToolHandler::Rust),
+            (command, None) => {
+                let template = command.clone().unwrap_or_default();
+                let timeout = option_tokens(tool.timeout);
+                quote!(#runtime::CustomToolHandler::Command { template: #template.to_owned(), timeout_secs: #timeout })
+            }
+        };
+        quote! {
+            #runtime::CustomToolDefinition {
+                name: #name.to_owned(),
+                label: #label.to_owned(),
+                description: #description.to_owned(),
+                prompt_snippet: #snippet,
+                prompt_guidelines: vec![#(#guidelines.to_owned()),*],
+                parameters: #parameters.to_owned(),
+                handler: #handler,
+            }
+        }
+    });
+    quote!(vec![#(#tools),*])
+}
+
+/// Tokens of an expression that builds the agent's `AgentDefinition`, with every referenced file embedded.
+pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenStream, SpecError> {
+    let runtime = &ctx.runtime;
     let name = &spec.name;
     let description = spec.description.clone().unwrap_or_default();
     let config_dir = spec.config_dir();
     let agent_dir_env = spec.agent_dir_env();
-    let tools: Vec<String> = spec
-        .tools
-        .as_ref()
-        .and_then(|tools| tools.builtin.clone())
-        .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|tool| (*tool).to_owned()).collect());
+    let tools = builtin_tool_names(spec);
     let execution = match spec.tools.as_ref().and_then(|tools| tools.execution) {
-        Some(ExecutionSpec::Sequential) => quote!(::pi_runtime::ToolExecutionMode::Sequential),
-        Some(ExecutionSpec::Parallel) | None => quote!(::pi_runtime::ToolExecutionMode::Parallel),
+        Some(ExecutionSpec::Sequential) => quote!(#runtime::ToolExecutionMode::Sequential),
+        Some(ExecutionSpec::Parallel) | None => quote!(#runtime::ToolExecutionMode::Parallel),
     };
-    let identity = match spec.system_prompt.as_ref().and_then(|prompt| prompt.identity.clone()) {
+    let prompt = spec.system_prompt.as_ref();
+    let identity = match prompt.and_then(|prompt| prompt.identity.clone()) {
         Some(identity) => quote!(#identity.to_owned()),
-        None => quote!(::pi_runtime::prompt::DEFAULT_IDENTITY.to_owned()),
+        None => quote!(#runtime::prompt::DEFAULT_IDENTITY.to_owned()),
     };
-    let option = |value: Option<&String>| match value {
-        Some(text) => quote!(::core::option::Option::Some(#text.to_owned())),
-        None => quote!(::core::option::Option::None),
+    let guidelines = prompt.map(|prompt| prompt.guidelines.clone()).unwrap_or_default();
+    let documentation = option_string(prompt.and_then(|prompt| prompt.documentation.as_deref()));
+    let template = system_prompt::render(spec, ctx)?;
+    let system_prompt = option_string(template.as_deref());
+    let append = option_string(prompt.and_then(|prompt| prompt.append.as_deref()));
+    let context_file_names = match prompt.and_then(|prompt| prompt.context_files.clone()) {
+        Some(names) => quote!(vec![#(#names.to_owned()),*]),
+        None => quote!(#runtime::prompt::CONTEXT_FILE_NAMES.iter().map(|name| (*name).to_owned()).collect()),
     };
-    let guidelines = spec.system_prompt.as_ref().map(|prompt| prompt.guidelines.clone()).unwrap_or_default();
-    let documentation = option(spec.system_prompt.as_ref().and_then(|prompt| prompt.documentation.as_ref()));
     let compaction = spec.compaction.as_ref();
     let compaction_enabled = compaction.and_then(|c| c.enabled).unwrap_or(true);
     let reserve_tokens = compaction.and_then(|c| c.reserve_tokens).unwrap_or(16_384);
     let keep_recent_tokens = compaction.and_then(|c| c.keep_recent_tokens).unwrap_or(20_000);
-    let summary_model = option(compaction.and_then(|c| c.model.as_ref()));
+    let summary_model = option_string(compaction.and_then(|c| c.model.as_deref()));
     let retry = spec.retry.as_ref();
     let retry_enabled = retry.and_then(|r| r.enabled).unwrap_or(true);
     let max_retries = retry.and_then(|r| r.max_retries).unwrap_or(3);
     let base_delay_ms = retry.and_then(|r| r.base_delay_ms).unwrap_or(2000);
     let max_delay_ms = retry.and_then(|r| r.max_delay_ms).unwrap_or(60_000);
     let model = spec.model.as_ref();
-    let default_provider = option(model.and_then(|m| m.provider.as_ref()));
-    let default_model = option(model.and_then(|m| m.id.as_ref()));
-    quote! {
-        ::pi_runtime::AgentDefinition {
+    let default_provider = option_string(model.and_then(|m| m.provider.as_deref()));
+    let default_model = option_string(model.and_then(|m| m.id.as_deref()));
+    let thinking = thinking(runtime, model.and_then(|m| m.thinking));
+    let temperature = option_tokens(model.and_then(|m| m.temperature));
+    let max_tokens = option_tokens(model.and_then(|m| m.max_tokens));
+    let models_json = option_string(models_json(&spec.providers).as_deref());
+    let resources = resources::resources_tokens(spec, ctx)?;
+    let custom_tools = custom_tools_tokens(spec, runtime);
+    let session = spec.session.as_ref();
+    let session_enabled = session.and_then(|s| s.enabled).unwrap_or(true);
+    let session_dir = option_string(session.and_then(|s| s.dir.as_deref()));
+    let steering_mode = queue_mode(runtime, spec.steering_mode);
+    let follow_up_mode = queue_mode(runtime, spec.follow_up_mode);
+    Ok(quote! {
+        #runtime::AgentDefinition {
             name: #name.to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             description: #description.to_owned(),
@@ -58,25 +173,38 @@ pub fn definition_tokens(spec: &AgentSpec) -> TokenStream {
             tool_execution: #execution,
             default_provider: #default_provider,
             default_model: #default_model,
-            compaction: ::pi_runtime::compaction::CompactionSettings {
+            compaction: #runtime::compaction::CompactionSettings {
                 enabled: #compaction_enabled,
                 reserve_tokens: #reserve_tokens,
                 keep_recent_tokens: #keep_recent_tokens,
             },
             summary_model: #summary_model,
-            retry: ::pi_runtime::agent_session::RetrySettings {
+            retry: #runtime::agent_session::RetrySettings {
                 enabled: #retry_enabled,
                 max_retries: #max_retries,
                 base_delay_ms: #base_delay_ms,
                 max_delay_ms: #max_delay_ms,
             },
+            thinking: #thinking,
+            temperature: #temperature,
+            max_tokens: #max_tokens,
+            models_json: #models_json,
+            system_prompt: #system_prompt,
+            append_system_prompt: #append,
+            context_file_names: #context_file_names,
+            resources: #resources,
+            custom_tools: #custom_tools,
+            session: #runtime::SessionDefaults { enabled: #session_enabled, dir: #session_dir },
+            steering_mode: #steering_mode,
+            follow_up_mode: #follow_up_mode,
         }
-    }
+    })
 }
 
 /// The complete, formatted `main.rs` of the generated crate.
-pub fn main_rs(spec: &AgentSpec, source_name: &str) -> Result<String, SpecError> {
-    let definition = definition_tokens(spec);
+pub fn main_rs(spec: &AgentSpec, ctx: &LowerContext) -> Result<String, SpecError> {
+    let definition = definition_tokens(spec, ctx)?;
+    let source_name = ctx.spec_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let tokens = quote! {
         fn main() -> ::std::process::ExitCode {
             ::pi_runtime::cli::run(definition())
@@ -93,75 +221,4 @@ pub fn main_rs(spec: &AgentSpec, source_name: &str) -> Result<String, SpecError>
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use super::*;
-    use crate::yaml::parse_spec;
-
-    #[test]
-    fn main_rs_builds_the_definition() {
-        let spec = parse_spec(
-            Path::new("pi.yaml"),
-            "version: 1\nname: pi\nagent_dir_env: PI_CODING_AGENT_DIR\ntools:\n  builtin: [read, bash]\n  execution: sequential\nmodel: { provider: mock }\n",
-        )
-        .expect("valid");
-        let source = main_rs(&spec, "pi.yaml").expect("generates");
-        assert!(source.starts_with("//! Generated by pi-gen from pi.yaml."), "{source}");
-        assert!(source.contains("::pi_runtime::cli::run(definition())"), "{source}");
-        assert!(source.contains("agent_dir_env: \"PI_CODING_AGENT_DIR\".to_owned()"), "{source}");
-        assert!(source.contains("tools: vec![\"read\".to_owned(), \"bash\".to_owned()]"), "{source}");
-        assert!(source.contains("::pi_runtime::ToolExecutionMode::Sequential"), "{source}");
-        assert!(source.contains("default_provider: ::core::option::Option::Some(\"mock\".to_owned())"), "{source}");
-        assert!(source.contains("identity: ::pi_runtime::prompt::DEFAULT_IDENTITY.to_owned()"), "{source}");
-        assert!(source.contains("guidelines: vec![]"), "{source}");
-        assert!(source.contains("documentation: ::core::option::Option::None"), "{source}");
-    }
-
-    /// The text without whitespace, so assertions do not depend on how prettyplease wraps lines.
-    fn squash(text: &str) -> String {
-        text.chars().filter(|c| !c.is_whitespace()).collect()
-    }
-
-    #[test]
-    fn prompt_settings_and_explorer_tools_reach_the_definition() {
-        let yaml = "version: 1\nname: scout\ntools:\n  builtin: [read, grep, find, ls]\nsystem_prompt:\n  identity: You scout code.\n  guidelines: [Never edit files]\n  documentation: 'Docs: /opt/scout/README.md'\n";
-        let spec = parse_spec(Path::new("scout.yaml"), yaml).expect("valid");
-        let source = squash(&main_rs(&spec, "scout.yaml").expect("generates"));
-        let tools = "tools: vec![\"read\".to_owned(), \"grep\".to_owned(), \"find\".to_owned(), \"ls\".to_owned()]";
-        assert!(source.contains(&squash(tools)), "{source}");
-        assert!(source.contains(&squash("identity: \"You scout code.\".to_owned()")), "{source}");
-        assert!(source.contains(&squash("guidelines: vec![\"Never edit files\".to_owned()]")), "{source}");
-        assert!(source.contains("Option::Some(\"Docs:/opt/scout/README.md\".to_owned(),)"), "{source}");
-    }
-
-    #[test]
-    fn compaction_and_retry_settings_fill_in_pis_defaults() {
-        let yaml =
-            "version: 1\nname: a\ncompaction: { reserve_tokens: 4096 }\nretry: { enabled: false, max_retries: 5 }\n";
-        let spec = parse_spec(Path::new("a.yaml"), yaml).expect("valid");
-        let source = squash(&main_rs(&spec, "a.yaml").expect("generates"));
-        let compaction = "CompactionSettings{enabled:true,reserve_tokens:4096u64,keep_recent_tokens:20000u64,}";
-        assert!(source.contains(compaction), "{source}");
-        let retry = "RetrySettings{enabled:false,max_retries:5u32,base_delay_ms:2000u64,max_delay_ms:60000u64,}";
-        assert!(source.contains(retry), "{source}");
-        assert!(source.contains("summary_model:::core::option::Option::None"), "{source}");
-        let cheap = "version: 1\nname: a\ncompaction: { model: anthropic/claude-haiku-4-5 }\n";
-        let spec = parse_spec(Path::new("a.yaml"), cheap).expect("valid");
-        let source = squash(&main_rs(&spec, "a.yaml").expect("generates"));
-        assert!(
-            source.contains("summary_model:::core::option::Option::Some(\"anthropic/claude-haiku-4-5\".to_owned(),)"),
-            "{source}"
-        );
-        let unknown = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\ncompaction: { reserve: 1 }\n");
-        assert!(unknown.is_err());
-    }
-
-    #[test]
-    fn agents_without_a_tool_list_get_pis_four_defaults() {
-        let spec = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\n").expect("valid");
-        let source = squash(&main_rs(&spec, "a.yaml").expect("generates"));
-        let tools = "tools: vec![\"read\".to_owned(), \"bash\".to_owned(), \"edit\".to_owned(), \"write\".to_owned()]";
-        assert!(source.contains(&squash(tools)), "{source}");
-    }
-}
+mod tests;

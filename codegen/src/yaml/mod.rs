@@ -1,9 +1,25 @@
-//! All YAML reading lives here: parsing an agent file into [`AgentSpec`] with located errors.
+//! All YAML reading lives here: an agent file becomes an [`AgentSpec`], or every problem in it, each
+//! located as `file:line:column: yaml.path: message`.
+//!
+//! The steps: serde_yaml parses the text (syntax errors stop here); the document is checked against the
+//! JSON Schema generated from the spec types; nodes that break it are set aside so the rest can still be
+//! read into the typed spec and checked for semantic problems (files, names, templates). Problems are
+//! located at the end, by asking serde_yaml where each path's node starts.
 
+mod convert;
+mod locate;
+
+use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde_json::Value;
+
 use crate::error::{Located, SpecError};
-use crate::spec::{AgentSpec, BUILTIN_TOOLS};
+use crate::problem::{Problem, Segment, YamlPath};
+use crate::spec::AgentSpec;
+use crate::validate::{schema_problems, semantic_problems};
+
+pub use locate::locate;
 
 /// Reads and validates the agent file at `path`.
 pub fn load_spec(path: &Path) -> Result<AgentSpec, SpecError> {
@@ -11,89 +27,162 @@ pub fn load_spec(path: &Path) -> Result<AgentSpec, SpecError> {
     parse_spec(path, &text)
 }
 
-/// Parses agent YAML `text` (named `path` in errors) and checks what serde cannot.
+/// Parses agent YAML `text` (named `path` in errors; relative paths inside resolve against its directory).
 pub fn parse_spec(path: &Path, text: &str) -> Result<AgentSpec, SpecError> {
-    let spec: AgentSpec = serde_yaml::from_str(text).map_err(|error| {
-        let (line, column) = error.location().map(|at| (at.line(), at.column())).unwrap_or((1, 1));
-        SpecError::Invalid(vec![Located::new(path, line, column, strip_location(&error.to_string()))])
+    let document: serde_yaml::Value = serde_yaml::from_str(text).map_err(|error| {
+        let message = error.to_string();
+        let (line, column) = duplicate_key_position(text, &message)
+            .or_else(|| error.location().map(|at| (at.line(), at.column())))
+            .unwrap_or((1, 1));
+        SpecError::Invalid(vec![Located::new(path, line, column, syntax_message(&message))])
     })?;
-    let errors = validate(path, text, &spec);
-    if errors.is_empty() { Ok(spec) } else { Err(SpecError::Invalid(errors)) }
+    if document.is_null() {
+        let message = "the file is empty; an agent needs at least `version: 1` and `name: <binary name>`";
+        return Err(SpecError::Invalid(vec![Located::new(path, 1, 1, message)]));
+    }
+    let mut problems = Vec::new();
+    let json = convert::to_json(&document, &YamlPath::root(), &mut problems);
+    let schema = schema_problems(&json);
+    let repairable = schema.iter().all(|found| found.remove.is_some());
+    let removals: Vec<YamlPath> = schema.iter().filter_map(|found| found.remove.clone()).collect();
+    problems.extend(schema.into_iter().map(|found| found.problem));
+    let spec = if repairable { repaired_spec(&json, &removals) } else { None };
+    if let Some((spec, removed)) = &spec {
+        let spec_dir = path.parent().unwrap_or_else(|| Path::new(""));
+        let semantic = semantic_problems(spec, spec_dir);
+        problems.extend(semantic.into_iter().map(|problem| restore_indexes(problem, removed)));
+    } else if problems.is_empty() {
+        // The schema accepted what serde did not: report it rather than fail silently.
+        if let Err(error) = serde_json::from_value::<AgentSpec>(json) {
+            problems.push(Problem::value(YamlPath::root(), error.to_string()));
+        }
+    }
+    let spec = spec.map(|(spec, _)| spec);
+    match spec {
+        Some(spec) if problems.is_empty() => Ok(spec),
+        _ => Err(SpecError::Invalid(locate_all(path, text, problems))),
+    }
 }
 
-fn validate(path: &Path, text: &str, spec: &AgentSpec) -> Vec<Located> {
-    let mut errors = Vec::new();
-    let at = |key: &str| find_key(text, key);
-    if spec.version != 1 {
-        let (line, column) = at("version");
-        errors.push(Located::new(
-            path,
-            line,
-            column,
-            format!("version: unsupported schema version {}; use 1", spec.version),
-        ));
+/// The spec read from `json` without the nodes at `removals`: first dropping just those nodes, then, if a
+/// required field went with them, the whole list items (a custom tool, a model) they sit in.
+fn repaired_spec(json: &Value, removals: &[YamlPath]) -> Option<(AgentSpec, BTreeMap<YamlPath, Vec<usize>>)> {
+    let item_level: Vec<YamlPath> = removals
+        .iter()
+        .map(|path| match path.0.iter().rposition(|segment| matches!(segment, Segment::Index(_))) {
+            Some(last_index) => YamlPath(path.0[..=last_index].to_vec()),
+            None => path.clone(),
+        })
+        .collect();
+    for attempt in [removals.to_vec(), item_level] {
+        let mut candidate = json.clone();
+        let removed = remove_all(&mut candidate, attempt);
+        if let Ok(spec) = serde_json::from_value::<AgentSpec>(candidate) {
+            return Some((spec, removed));
+        }
     }
-    if spec.name.is_empty()
-        || !spec.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        || spec.name.starts_with('-')
-    {
-        let (line, column) = at("name");
-        errors.push(Located::new(
-            path,
-            line,
-            column,
-            format!("name: \"{}\" cannot be a binary name; use letters, digits, '-' and '_'", spec.name),
-        ));
-    }
-    if let Some(builtin) = spec.tools.as_ref().and_then(|tools| tools.builtin.as_ref()) {
-        for (index, tool) in builtin.iter().enumerate() {
-            if !BUILTIN_TOOLS.contains(&tool.as_str()) {
-                let (line, column) = find_value(text, tool).unwrap_or_else(|| at("builtin"));
-                errors.push(Located::new(
-                    path,
-                    line,
-                    column,
-                    format!(
-                        "tools.builtin[{index}]: unknown tool \"{tool}\"; built-in tools are {}",
-                        BUILTIN_TOOLS.join(", ")
-                    ),
-                ));
+    None
+}
+
+/// serde_yaml reports a duplicate key without a position: the key's second occurrence.
+fn duplicate_key_position(text: &str, message: &str) -> Option<(usize, usize)> {
+    let key = message.split("duplicate entry with key \"").nth(1)?.split('"').next()?;
+    let mut seen = 0;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start().trim_start_matches("- ");
+        let bare = trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with(':'));
+        let quoted = trimmed.strip_prefix(&format!("\"{key}\"")).is_some_and(|rest| rest.trim_start().starts_with(':'));
+        if bare || quoted {
+            seen += 1;
+            if seen == 2 {
+                return Some((index + 1, line.len() - trimmed.len() + 1));
             }
         }
     }
-    errors
+    None
 }
 
-/// serde_norway appends " at line X column Y"; the location is reported in front instead.
-fn strip_location(message: &str) -> String {
-    match message.find(" at line ") {
-        Some(index) => message[..index].to_owned(),
-        None => message.to_owned(),
-    }
+/// Problems in file order, each with its line and column; the same message at the same place once.
+fn locate_all(path: &Path, text: &str, problems: Vec<Problem>) -> Vec<Located> {
+    let mut located: Vec<Located> = problems
+        .into_iter()
+        .map(|problem| {
+            let (line, column) = locate(text, &problem.path, problem.target);
+            Located::new(path, line, column, format!("{}: {}", problem.path, problem.message))
+        })
+        .collect();
+    located.sort_by_key(|error| (error.line, error.column));
+    located.dedup();
+    located
 }
 
-/// Line and column (1-based) of the first `key:` in `text`.
-fn find_key(text: &str, key: &str) -> (usize, usize) {
-    let needle = format!("{key}:");
-    for (index, line) in text.lines().enumerate() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with(&needle) {
-            return (index + 1, line.len() - trimmed.len() + 1);
+/// serde_yaml's message without its trailing " at line X column Y" (the location is printed in front).
+fn syntax_message(message: &str) -> String {
+    let trimmed = match message.find(" at line ") {
+        Some(index) => &message[..index],
+        None => message,
+    };
+    format!("YAML syntax: {trimmed}")
+}
+
+/// Removes the nodes at `paths` (deepest and last first, so earlier removals do not shift later ones).
+/// Returns, per list, the indexes taken out of it, to map later problems back to the original positions.
+fn remove_all(json: &mut Value, mut paths: Vec<YamlPath>) -> BTreeMap<YamlPath, Vec<usize>> {
+    paths.sort();
+    paths.dedup();
+    let mut removed: BTreeMap<YamlPath, Vec<usize>> = BTreeMap::new();
+    for path in paths.into_iter().rev() {
+        let Some((last, parent)) = path.0.split_last() else { continue };
+        let parent = YamlPath(parent.to_vec());
+        let Some(node) = node_mut(json, &parent) else { continue };
+        match (node, last) {
+            (Value::Object(object), Segment::Key(key)) => {
+                object.remove(key);
+            }
+            (Value::Array(items), Segment::Index(index)) if *index < items.len() => {
+                items.remove(*index);
+                removed.entry(parent).or_default().push(*index);
+            }
+            _ => {}
         }
     }
-    (1, 1)
+    for indexes in removed.values_mut() {
+        indexes.sort_unstable();
+    }
+    removed
 }
 
-fn find_value(text: &str, value: &str) -> Option<(usize, usize)> {
-    text.lines().enumerate().find_map(|(index, line)| {
-        let column = line.find(value)?;
-        let before = line[..column].chars().last();
-        let after = line[column + value.len()..].chars().next();
-        let bounded = |c: Option<char>| c.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
-        (bounded(before) && bounded(after)).then_some((index + 1, column + 1))
+fn node_mut<'a>(json: &'a mut Value, path: &YamlPath) -> Option<&'a mut Value> {
+    path.0.iter().try_fold(json, |node, segment| match segment {
+        Segment::Key(key) => node.get_mut(key.as_str()),
+        Segment::Index(index) => node.get_mut(*index),
     })
 }
 
+/// A problem found after removals, with list indexes mapped back to the file's own.
+fn restore_indexes(mut problem: Problem, removed: &BTreeMap<YamlPath, Vec<usize>>) -> Problem {
+    if removed.is_empty() {
+        return problem;
+    }
+    let mut original = YamlPath::root();
+    for segment in &problem.path.0 {
+        let segment = match segment {
+            Segment::Index(index) => {
+                let mut mapped = *index;
+                for taken in removed.get(&original).into_iter().flatten() {
+                    if *taken <= mapped {
+                        mapped += 1;
+                    }
+                }
+                Segment::Index(mapped)
+            }
+            key => key.clone(),
+        };
+        original.0.push(segment);
+    }
+    problem.path = original;
+    problem
+}
+
 #[cfg(test)]
-#[path = "yaml_tests.rs"]
 mod tests;

@@ -3,23 +3,27 @@
 use std::path::Path;
 
 use super::*;
-use crate::spec::ExecutionSpec;
+use crate::spec::{BuiltinTool, ExecutionSpec};
 
 const PI: &str = "version: 1
 name: pi
 config_dir: .pi
-agent_dir_env: PI_CODING_AGENT_DIR
+env_prefix: PI_CODING_AGENT
 tools:
   builtin: [read, bash, edit, write]
   execution: parallel
 ";
 
-fn errors(text: &str) -> Vec<String> {
-    match parse_spec(Path::new("agent.yaml"), text) {
+fn errors_in(path: &Path, text: &str) -> Vec<String> {
+    match parse_spec(path, text) {
         Ok(_) => Vec::new(),
         Err(SpecError::Invalid(list)) => list.iter().map(ToString::to_string).collect(),
         Err(other) => vec![other.to_string()],
     }
+}
+
+fn errors(text: &str) -> Vec<String> {
+    errors_in(Path::new("agent.yaml"), text)
 }
 
 #[test]
@@ -29,7 +33,10 @@ fn parses_the_pi_agent() {
     assert_eq!(spec.config_dir(), ".pi");
     assert_eq!(spec.agent_dir_env(), "PI_CODING_AGENT_DIR");
     let tools = spec.tools.expect("tools");
-    assert_eq!(tools.builtin.expect("builtin"), vec!["read", "bash", "edit", "write"]);
+    assert_eq!(
+        tools.builtin.expect("builtin"),
+        vec![BuiltinTool::Read, BuiltinTool::Bash, BuiltinTool::Edit, BuiltinTool::Write]
+    );
     assert_eq!(tools.execution, Some(ExecutionSpec::Parallel));
 }
 
@@ -41,30 +48,153 @@ fn defaults_derive_from_the_name() {
 }
 
 #[test]
-fn unknown_key_is_located() {
-    let found = errors("version: 1\nname: pi\ntoolz: []\n");
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].starts_with("agent.yaml:3:1: unknown field `toolz`"), "{found:?}");
+fn an_unknown_key_is_located_at_the_key_with_a_suggestion() {
+    let found = errors("version: 1\nname: pi\ntool: []\n");
+    assert_eq!(found, ["agent.yaml:3:1: tool: unknown key `tool`; did you mean `tools`?"]);
+    let nested = errors("version: 1\nname: pi\nmodel:\n  provider: x\n  thinkin: high\n");
+    assert_eq!(nested, ["agent.yaml:5:3: model.thinkin: unknown key `thinkin`; did you mean `thinking`?"]);
+    let stranger = errors("version: 1\nname: pi\nretry: { enabled: true, banana: 1 }\n");
+    assert_eq!(stranger.len(), 1, "{stranger:?}");
+    assert!(
+        stranger[0].starts_with("agent.yaml:3:25: retry.banana: unknown key `banana`; expected one of: enabled,"),
+        "{stranger:?}"
+    );
 }
 
 #[test]
-fn type_errors_are_located() {
+fn type_and_value_errors_say_what_was_expected_and_found() {
     let found = errors("version: 1\nname: pi\ntools:\n  builtin: read\n");
-    assert!(found[0].starts_with("agent.yaml:4:"), "{found:?}");
+    assert_eq!(found, ["agent.yaml:4:12: tools.builtin: expected a list, found the text \"read\""]);
+    let level = errors("version: 1\nname: pi\nmodel: { thinking: hihg }\n");
+    assert_eq!(level, ["agent.yaml:3:20: model.thinking: `hihg` is not allowed here; did you mean `high`?"]);
+    let tool = errors("version: 1\nname: pi\ntools:\n  builtin: [read, grepp]\n");
+    assert_eq!(tool, ["agent.yaml:4:19: tools.builtin[1]: `grepp` is not allowed here; did you mean `grep`?"]);
 }
 
 #[test]
-fn semantic_errors_are_all_reported_with_places() {
-    let found = errors("version: 2\nname: \"bad name\"\ntools:\n  builtin: [read, grepp]\n");
-    assert_eq!(found.len(), 3, "{found:?}");
-    assert!(found[0].starts_with("agent.yaml:1:1: version"), "{found:?}");
-    assert!(found[1].starts_with("agent.yaml:2:1: name"), "{found:?}");
-    assert!(found[2].starts_with("agent.yaml:4:19: tools.builtin[1]: unknown tool \"grepp\""), "{found:?}");
+fn five_distinct_mistakes_give_five_located_errors_in_one_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = "\
+version: 1
+name: checker
+modle: { id: x }
+tools:
+  builtin: [read, bsh]
+  execution: fast
+  custom:
+    - name: run_tests
+      description: Run the tests
+      parameters: { type: object, properties: { filter: { type: string } } }
+      command: cargo test {{ filtr }}
+    - name: run_tests
+      description: Again
+      command: echo
+skills:
+  dirs: [missing-skills]
+";
+    let file = dir.path().join("checker.yaml");
+    let found = errors_in(&file, yaml);
+    let shown = found.join("\n");
+    let prefix = file.display().to_string();
+    let expected = [
+        ":3:1: modle: unknown key `modle`; did you mean `model`?",
+        ":5:19: tools.builtin[1]: `bsh` is not allowed here; did you mean `bash`?",
+        ":6:14: tools.execution: `fast` is not allowed here; expected one of: sequential, parallel",
+        ":11:16: tools.custom[0].command: the command uses `filtr`, which is not a parameter of the tool; did you mean `filter`?",
+        ":12:13: tools.custom[1].name: duplicate tool name `run_tests`; tool names must be unique",
+        ":16:10: skills.dirs[0]: ",
+    ];
+    assert_eq!(found.len(), expected.len(), "{shown}");
+    for (line, want) in found.iter().zip(expected) {
+        assert!(line.starts_with(&format!("{prefix}{want}")), "expected {want}\n in {shown}");
+    }
+    assert!(shown.contains("missing-skills is not a directory"), "{shown}");
+}
+
+#[test]
+fn semantic_problems_after_a_removed_list_item_keep_their_original_index() {
+    let yaml = "version: 1\nname: a\ntools:\n  custom:\n    - name: 5\n      description: [bad]\n      command: x\n    - name: read\n      description: clash\n      command: echo\n";
+    let found = errors(yaml);
+    assert!(
+        found.iter().any(|line| line.starts_with("agent.yaml:6:20: tools.custom[0].description: expected text")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|line| line.starts_with("agent.yaml:8:13: tools.custom[1].name: `read` is a built-in tool")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn custom_tool_schemas_and_handlers_are_checked() {
+    let bad_schema = "version: 1\nname: a\ntools:\n  custom:\n    - name: t\n      description: d\n      parameters: { type: object, properties: { n: { type: integr } } }\n      command: echo {{ n }}\n";
+    let found = errors(bad_schema);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("agent.yaml:7:60: tools.custom[0].parameters.properties.n.type: not a JSON Schema type: `integr` is not allowed here; did you mean `integer`?"), "{found:?}");
+    let both = "version: 1\nname: a\ntools:\n  custom:\n    - { name: t, description: d, command: echo, handler: rust }\n    - { name: u, description: d }\n";
+    let found = errors(both);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].contains("tools.custom[0].handler: a tool has either `command` or `handler: rust`"), "{found:?}");
+    assert!(found[1].contains("tools.custom[1]: tool `u` needs `command"), "{found:?}");
+    let quoted = "version: 1\nname: a\ntools:\n  custom:\n    - name: t\n      description: d\n      parameters: { type: object, properties: { x: { type: string } } }\n      command: echo '{{ x }}'\n";
+    assert!(errors(quoted)[0].contains("is inside quotes"), "{:?}", errors(quoted));
+    let broken = "version: 1\nname: a\ntools:\n  custom:\n    - { name: t, description: d, command: 'echo {{ x' }\n";
+    assert!(errors(broken)[0].contains("the command template does not parse"), "{:?}", errors(broken));
+}
+
+#[test]
+fn system_prompt_templates_may_use_only_known_variables() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("system.md.j2"), "You are {{ name }}. {{ tols }}").expect("write");
+    let yaml = "version: 1\nname: a\nsystem_prompt:\n  template: system.md.j2\n";
+    let found = errors_in(&dir.path().join("a.yaml"), yaml);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].ends_with(
+            "system_prompt.template: the template uses `tols`, which is never defined; did you mean `tools`?"
+        ),
+        "{found:?}"
+    );
+    std::fs::write(dir.path().join("system.md.j2"), "You are {{ name }} with {{ tools | join(', ') }}.")
+        .expect("write");
+    parse_spec(&dir.path().join("a.yaml"), yaml).expect("valid template");
+}
+
+#[test]
+fn syntax_errors_are_located() {
+    let found = errors("version: 1\nname: [pi\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("agent.yaml:3:1: YAML syntax:"), "{found:?}");
+    let duplicate = errors("version: 1\nname: a\nname: b\n");
+    assert!(
+        duplicate[0].starts_with("agent.yaml:3:1: YAML syntax: ") && duplicate[0].contains("duplicate"),
+        "{duplicate:?}"
+    );
+}
+
+#[test]
+fn missing_required_keys_are_reported() {
+    assert_eq!(errors("version: 1\n"), ["agent.yaml:1:1: (top level): missing required key `name`"]);
+    assert!(errors("")[0].contains("the file is empty"));
 }
 
 #[test]
 fn garbage_never_panics() {
-    for text in ["", ":", "[", "version: [1", "\u{0}", "name: pi\nversion: x"] {
+    let samples = [
+        "",
+        ":",
+        "[",
+        "version: [1",
+        "\u{0}",
+        "name: pi\nversion: x",
+        "- 1\n- 2",
+        "? [a]\n: b",
+        "!!binary aGk=",
+        "version: 1\nname: a\nproviders: { x: { models: [ { id: 1 } ] } }",
+        "&a [*a]",
+        "version: .nan\nname: a",
+    ];
+    for text in samples {
         assert!(!errors(text).is_empty(), "{text:?} should be rejected");
     }
 }

@@ -1,0 +1,253 @@
+//! The agent spec: the serde model of YAML v1. The JSON Schema (`pi-gen schema`) is generated from
+//! these types, so every doc comment here is also the hover text an editor shows.
+
+mod providers;
+mod tools;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+pub use providers::{CostSpec, ModelEntrySpec, ProviderApi, ProviderSpec, models_json};
+pub use tools::{BUILTIN_TOOLS, BuiltinTool, CustomToolSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, ToolsSpec};
+
+/// An agent: everything `pi-gen build` needs to produce a standalone binary.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "pi-gen agent (YAML v1)")]
+pub struct AgentSpec {
+    /// Schema version; only 1 exists.
+    pub version: u32,
+    /// The binary's name: letters, digits, '-' and '_'.
+    pub name: String,
+    /// One line about what the agent is for (shown in --help and the generated README).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Project config directory, e.g. `.coder` (holds SYSTEM.md, settings.json, skills/, prompts/). The global
+    /// directory is `~/<config_dir>/agent`. Default: `.<name>`.
+    #[serde(default)]
+    pub config_dir: Option<String>,
+    /// Prefix of the agent's environment variables: `<PREFIX>_DIR` overrides the global agent directory and
+    /// `<PREFIX>_SESSION_DIR` the session directory (pi: `PI_CODING_AGENT`). Default: `<NAME>_AGENT`.
+    #[serde(default)]
+    pub env_prefix: Option<String>,
+    /// The default model (flags and settings.json still choose another).
+    #[serde(default)]
+    pub model: Option<ModelSpec>,
+    /// Providers beyond the built-in ones, in models.json's shape with snake_case keys. The user's
+    /// models.json is applied over them.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSpec>,
+    /// How the system prompt is made.
+    #[serde(default)]
+    pub system_prompt: Option<SystemPromptSpec>,
+    /// Built-in tools, custom tools and how tool calls run.
+    #[serde(default)]
+    pub tools: Option<ToolsSpec>,
+    /// Skills compiled into the binary (directories of SKILL.md files, as pi's skills/ folders).
+    #[serde(default)]
+    pub skills: Option<SkillsSpec>,
+    /// Prompt templates compiled into the binary: directories of `*.md` files and inline templates.
+    #[serde(default)]
+    pub prompts: Option<PromptsSpec>,
+    /// Context compaction defaults (settings.json's `compaction` overrides them field by field).
+    #[serde(default)]
+    pub compaction: Option<CompactionSpec>,
+    /// Auto-retry defaults (settings.json's `retry` overrides them field by field).
+    #[serde(default)]
+    pub retry: Option<RetrySpec>,
+    /// Session defaults.
+    #[serde(default)]
+    pub session: Option<SessionSpec>,
+    /// How steering messages queued while the agent works are delivered (settings `steeringMode` wins).
+    #[serde(default)]
+    pub steering_mode: Option<QueueModeSpec>,
+    /// How follow-up messages queued while the agent works are delivered (settings `followUpMode` wins).
+    #[serde(default)]
+    pub follow_up_mode: Option<QueueModeSpec>,
+}
+
+/// The default model.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Provider name, e.g. `anthropic`, `openai`, or one declared under `providers`.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Model id, e.g. `claude-sonnet-4-5`.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Default thinking level (clamped to what the model supports). Default: medium.
+    #[serde(default)]
+    pub thinking: Option<ThinkingSpec>,
+    /// Sampling temperature sent with every request.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
+    /// Output token limit sent with every request.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u64>,
+}
+
+/// A thinking level, as pi's `--thinking` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingSpec {
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+/// pi's queue modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueModeSpec {
+    /// One queued message per turn (pi's default).
+    OneAtATime,
+    /// Everything queued, at once.
+    All,
+}
+
+/// System prompt settings.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SystemPromptSpec {
+    /// The first paragraph of the default prompt ("You are ..."). Not with `template`.
+    #[serde(default)]
+    pub identity: Option<String>,
+    /// A file (relative to this YAML) holding the whole prompt instead of the default one, as a minijinja
+    /// template rendered at build time with `name`, `description`, `tools` (names of the default tools),
+    /// `custom_tools` (list of {name, description, prompt_snippet}), `guidelines` and `documentation`. Context files, skills, date and cwd are still appended, as pi does
+    /// for SYSTEM.md.
+    #[serde(default)]
+    pub template: Option<String>,
+    /// Text always appended to the system prompt (before APPEND_SYSTEM.md or --append-system-prompt).
+    #[serde(default)]
+    pub append: Option<String>,
+    /// Guidelines added after the ones derived from the active tools.
+    #[serde(default)]
+    pub guidelines: Vec<String>,
+    /// File names read as context files from the agent directory and from the cwd upwards.
+    /// Default: [AGENTS.md, CLAUDE.md].
+    #[serde(default)]
+    pub context_files: Option<Vec<String>>,
+    /// A documentation block after the guidelines, e.g. where the agent's own docs live.
+    #[serde(default)]
+    pub documentation: Option<String>,
+}
+
+/// `skills:`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsSpec {
+    /// Directories (relative to this YAML) scanned for skills with pi's rules, compiled into the binary.
+    #[serde(default)]
+    pub dirs: Vec<String>,
+}
+
+/// `prompts:`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptsSpec {
+    /// Directories (relative to this YAML) of prompt templates (`*.md`), compiled into the binary.
+    #[serde(default)]
+    pub dirs: Vec<String>,
+    /// Templates written here; `/name args` expands them.
+    #[serde(default)]
+    pub templates: Vec<InlineTemplateSpec>,
+}
+
+/// One inline prompt template.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InlineTemplateSpec {
+    /// The command name: `/name`.
+    pub name: String,
+    /// Shown in listings.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The template text; `$1`, `$@`, `$ARGUMENTS`, `${@:N}` and `${@:N:L}` take the arguments.
+    pub content: String,
+}
+
+/// `compaction:`; absent fields keep pi's defaults.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionSpec {
+    /// Compact automatically when the context nears the window. Default: true.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Tokens kept free for the answer. Default: 16384.
+    #[serde(default)]
+    pub reserve_tokens: Option<u64>,
+    /// Recent tokens kept verbatim. Default: 20000.
+    #[serde(default)]
+    pub keep_recent_tokens: Option<u64>,
+    /// `provider/id` of a model to write summaries with instead of the agent's own.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// `retry:`; absent fields keep pi's defaults.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySpec {
+    /// Retry transient provider errors. Default: true.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Default: 3.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    /// First delay; doubles each attempt. Default: 2000.
+    #[serde(default)]
+    pub base_delay_ms: Option<u64>,
+    /// Longest delay, also the cap on a server's retry-after. Default: 60000.
+    #[serde(default)]
+    pub max_delay_ms: Option<u64>,
+}
+
+/// `session:`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSpec {
+    /// Save sessions by default. `false` acts as --no-session unless -c, -r or --session ask for one.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Default session directory (`~` expanded); --session-dir and `<PREFIX>_SESSION_DIR` win.
+    #[serde(default)]
+    pub dir: Option<String>,
+}
+
+impl AgentSpec {
+    /// The environment-variable prefix (`<NAME>_AGENT` unless set).
+    pub fn env_prefix(&self) -> String {
+        self.env_prefix.clone().unwrap_or_else(|| {
+            let stem: String = self
+                .name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+                .collect();
+            format!("{stem}_AGENT")
+        })
+    }
+
+    /// The environment variable naming the global agent directory.
+    pub fn agent_dir_env(&self) -> String {
+        format!("{}_DIR", self.env_prefix())
+    }
+
+    /// The project config directory name.
+    pub fn config_dir(&self) -> String {
+        self.config_dir.clone().unwrap_or_else(|| format!(".{}", self.name))
+    }
+
+    /// The custom tools, in YAML order.
+    pub fn custom_tools(&self) -> &[CustomToolSpec] {
+        self.tools.as_ref().map(|tools| tools.custom.as_slice()).unwrap_or_default()
+    }
+}
