@@ -1,0 +1,71 @@
+//! An agent with two Rust tools: the definition reflects the YAML, and the tools parse their arguments
+//! into the generated structs and call the implementation.
+
+use std::future::Future;
+use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
+
+use engine::protocol::AgentToolResult;
+use engine::tools::{ToolContext, ToolError};
+use pi_macros::agent;
+
+#[agent("tests/ui/two_tools.yaml")]
+struct Shelf {
+    items: Mutex<Vec<String>>,
+}
+
+impl ShelfTools for Shelf {
+    async fn add_item(&self, args: AddItemArgs, _ctx: ToolContext) -> Result<AgentToolResult, ToolError> {
+        let AddItemArgs { name, r#type, shelf_number, labels } = args;
+        let shelf = shelf_number.unwrap_or(1);
+        let entry = format!("{name} ({}) on {shelf} [{}]", r#type, labels.unwrap_or_default().join(","));
+        self.items.lock().map_err(|_| ToolError::new("poisoned"))?.push(entry);
+        Ok(AgentToolResult::text("added"))
+    }
+
+    async fn list_items(&self, _args: ListItemsArgs, _ctx: ToolContext) -> Result<AgentToolResult, ToolError> {
+        let items = self.items.lock().map_err(|_| ToolError::new("poisoned"))?;
+        Ok(AgentToolResult::text(items.join("\n")))
+    }
+}
+
+/// Polls a future that never waits to completion.
+fn ready<T>(future: impl Future<Output = T>) -> T {
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(value) = future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            return value;
+        }
+    }
+}
+
+fn text(result: Result<AgentToolResult, ToolError>) -> String {
+    match result {
+        Ok(result) => result.content.iter().filter_map(|block| block.as_text()).collect(),
+        Err(error) => format!("error: {error}"),
+    }
+}
+
+fn main() {
+    let definition = Shelf::definition();
+    assert_eq!(definition.name, "shelf");
+    let declared: Vec<&str> = definition.custom_tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert_eq!(declared, ["add_item", "list-items", "count"]);
+    assert_eq!(definition.custom_tools[0].handler, engine::CustomToolHandler::Rust);
+
+    let tools = std::sync::Arc::new(Shelf { items: Mutex::new(Vec::new()) }).rust_tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
+    assert_eq!(names, ["add_item", "list-items"]);
+    assert_eq!(tools[0].description(), "Put an item on the shelf");
+    assert_eq!(tools[0].parameters()["required"], engine::macro_support::serde_json::json!(["name", "type"]));
+
+    let args = engine::macro_support::serde_json::json!({
+        "name": "jar", "type": "glass", "shelfNumber": 3, "labels": ["jam", "red"]
+    });
+    assert_eq!(text(ready(tools[0].execute(args, ToolContext::new("c1")))), "added");
+    let missing = engine::macro_support::serde_json::json!({ "name": "jar" });
+    let error = text(ready(tools[0].execute(missing, ToolContext::new("c2"))));
+    assert_eq!(error, "error: Invalid arguments for tool \"add_item\": missing field `type`");
+    let listed = text(ready(tools[1].execute(engine::macro_support::serde_json::json!({}), ToolContext::new("c3"))));
+    assert_eq!(listed, "jar (glass) on 3 [jam,red]");
+}

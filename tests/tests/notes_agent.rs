@@ -1,0 +1,148 @@
+//! End to end: agents/notes, whose tools are Rust methods behind `#[agent]`, built by cargo and run as a
+//! process against the scripted mock server. The tools must really change NOTES.md, and their results must
+//! reach the model.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use pi_gen_tests::{Sandbox, stderr, stdout, workspace_root};
+use pi_runtime::testing::{MockLlmServer, MockScript};
+use serde_json::{Value, json};
+
+/// Builds the `notes` package with cargo (once per test process) and returns its binary. The build goes
+/// to the target directory generated agents share (`pi_codegen::default_target_dir`), never the one the
+/// enclosing `cargo test` may still hold; cargo's JSON messages name the binary.
+fn notes_binary() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY
+        .get_or_init(|| {
+            let root = workspace_root();
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut command = Command::new(cargo);
+            command
+                .args(["build", "-p", "notes", "--message-format=json-render-diagnostics", "--manifest-path"])
+                .arg(root.join("Cargo.toml"))
+                .env("CARGO_TARGET_DIR", pi_codegen::default_target_dir())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit());
+            for variable in [
+                "CARGO_MANIFEST_DIR",
+                "CARGO_PKG_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "RUSTFLAGS",
+                "CARGO_ENCODED_RUSTFLAGS",
+            ] {
+                command.env_remove(variable);
+            }
+            let output = command.output().expect("cargo runs");
+            assert!(output.status.success(), "cargo build -p notes failed");
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|message| message["reason"] == "compiler-artifact" && message["target"]["name"] == "notes")
+                .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+                .expect("cargo reports the notes binary")
+        })
+        .clone()
+}
+
+async fn server(script: Value) -> MockLlmServer {
+    let script = MockScript::from_json_str(&script.to_string()).expect("valid script");
+    MockLlmServer::start(script).await.expect("mock server starts")
+}
+
+/// Runs `notes -p <prompt>` in the sandbox against the mock model.
+async fn run_notes(sandbox: &Sandbox, prompt: &str) -> std::process::Output {
+    let agent_dir = sandbox.agent_dir();
+    let agent_dir = agent_dir.to_string_lossy();
+    let args = ["--provider", "mock", "--model", "m", "--no-session", "-p", prompt];
+    sandbox.run_env(&notes_binary(), &args, &[("NOTES_AGENT_DIR", &agent_dir)]).await
+}
+
+/// The `role: tool` messages of an OpenAI request, as `(tool_call_id, content)`.
+fn tool_results(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| {
+            let id = message["tool_call_id"].as_str().unwrap_or_default().to_owned();
+            (id, message["content"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rust_tools_write_the_notes_file_and_report_to_the_model() {
+    let mock = server(json!({"responses": [
+        {"toolCalls": [
+            {"id": "call_add1", "name": "add_note", "arguments": {"text": "Ship v2 on Friday", "tags": ["release"]}},
+            {"id": "call_add2", "name": "add_note", "arguments": {"text": "Ask Bob about the logo"}}
+        ]},
+        {"toolCalls": [{"id": "call_list", "name": "list_notes", "arguments": {"tag": "release"}}]},
+        {"text": "Saved two notes; one is tagged release."}
+    ]}))
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let output = run_notes(&sandbox, "Remember: ship v2 on Friday (release), and ask Bob about the logo").await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "Saved two notes; one is tagged release.\n");
+
+    let notes = std::fs::read_to_string(sandbox.work_dir().join("NOTES.md")).expect("NOTES.md written");
+    assert_eq!(notes, "# Notes\n\n- Ship v2 on Friday #release\n- Ask Bob about the logo\n");
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let first = &requests[0].body;
+    let tools: Vec<&str> =
+        first["tools"].as_array().expect("tools").iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+    assert_eq!(tools, ["read", "add_note", "list_notes", "remove_note"]);
+    let add_note = &first["tools"][1]["function"];
+    assert_eq!(add_note["description"], "Append a note to NOTES.md in the current directory.");
+    assert_eq!(add_note["parameters"]["required"], json!(["text"]));
+    let system = first["messages"][0]["content"].as_str().expect("system prompt");
+    assert!(system.contains("add_note"), "{system}");
+    assert!(system.contains("Call list_notes before remove_note so the number is current"), "{system}");
+
+    assert_eq!(
+        tool_results(&requests[1].body),
+        [
+            ("call_add1".to_owned(), "Saved note 1: Ship v2 on Friday #release".to_owned()),
+            ("call_add2".to_owned(), "Saved note 2: Ask Bob about the logo".to_owned()),
+        ]
+    );
+    let last = tool_results(&requests[2].body);
+    assert_eq!(last.last(), Some(&("call_list".to_owned(), "1. Ship v2 on Friday #release".to_owned())));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_errors_and_bad_arguments_reach_the_model_as_error_results() {
+    let mock = server(json!({"responses": [
+        {"toolCalls": [
+            {"id": "call_gone", "name": "remove_note", "arguments": {"number": 9}},
+            {"id": "call_ok", "name": "remove_note", "arguments": {"number": 1}},
+            {"id": "call_bad", "name": "add_note", "arguments": {"tags": ["x"]}}
+        ]},
+        {"text": "Removed the first note."}
+    ]}))
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    sandbox.write("NOTES.md", "# Notes\n\n- old idea #maybe\n- keep this\n");
+    let output = run_notes(&sandbox, "Remove the first note").await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(stdout(&output), "Removed the first note.\n");
+
+    let notes = std::fs::read_to_string(sandbox.work_dir().join("NOTES.md")).expect("NOTES.md");
+    assert_eq!(notes, "# Notes\n\n- keep this\n");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let results = tool_results(&requests[1].body);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results[0].0, "call_gone");
+    assert!(results[0].1.contains("there is no note 9; list_notes shows the numbers"), "{results:?}");
+    assert_eq!(results[1], ("call_ok".to_owned(), "Removed note 1: old idea #maybe".to_owned()));
+    assert_eq!(results[2].0, "call_bad");
+    assert!(results[2].1.contains("text"), "a missing required argument is named: {results:?}");
+}
