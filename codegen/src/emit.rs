@@ -126,5 +126,26 @@ mod tests {
         assert!(main.contains("fn main()"), "{main}");
         let readme = std::fs::read_to_string(dir.path().join("README.md")).expect("README");
         assert!(readme.contains("$PI_AGENT_DIR/models.json"), "{readme}");
+        assert!(!readme.contains("Tools of its own"), "{readme}");
+    }
+
+    #[test]
+    fn the_readme_lists_custom_tools_and_rust_tools_need_the_macro() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = EmitOptions { runtime_path: PathBuf::from("/opt/pi-runtime"), lock_file: None };
+        let yaml = "version: 1\nname: t\ntools:\n  custom:\n    - { name: run_tests, description: Run the tests, command: cargo test }\n";
+        let spec = parse_spec(Path::new("t.yaml"), yaml).expect("valid");
+        emit_crate(&spec, Path::new("t.yaml"), dir.path(), &options).expect("emits");
+        let readme = std::fs::read_to_string(dir.path().join("README.md")).expect("README");
+        assert!(
+            readme.ends_with(
+                "in pi's format.\n\nTools of its own, besides the built-ins:\n\n- `run_tests`: Run the tests\n"
+            ),
+            "{readme:?}"
+        );
+        let rust = "version: 1\nname: t\ntools:\n  custom:\n    - { name: lookup, description: d, handler: rust }\n";
+        let spec = parse_spec(Path::new("t.yaml"), rust).expect("valid");
+        let error = emit_crate(&spec, Path::new("t.yaml"), dir.path(), &options).expect_err("needs the macro");
+        assert!(error.to_string().contains("implemented in Rust (`handler: rust`): lookup;"), "{error}");
     }
 }

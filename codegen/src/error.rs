@@ -39,8 +39,8 @@ pub enum SpecError {
     #[error("template {name}: {message}")]
     Template { name: String, message: String },
     #[error(
-        "tools {tools} are implemented in Rust (`handler: rust`); build this agent as a crate with \
-         #[agent(\"...\")] from pi-macros, or give the tools a `command`"
+        "implemented in Rust (`handler: rust`): {tools}; pi-gen build cannot supply that code: build this agent \
+         as a crate with #[agent(\"...\")] from pi-macros (see agents/notes), or give the tools a `command`"
     )]
     NeedsMacro { tools: String },
     #[error("{0}")]

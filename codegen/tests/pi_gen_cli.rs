@@ -140,3 +140,26 @@ fn mock_llm_serves_the_script_and_logs_requests() {
     assert_eq!(first["body"]["model"], "m");
     assert!(!logged.contains("secret-key"), "the log must not contain the key: {logged}");
 }
+
+#[test]
+fn run_builds_into_the_cache_once_and_then_just_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = dir.path().join("runner.yaml");
+    // A description unique to this test run, so the first `run` really builds.
+    let stamp = format!("{}-{:?}", std::process::id(), std::time::SystemTime::now());
+    std::fs::write(&yaml, format!("version: 1\nname: runner\ndescription: \"cache test {stamp}\"\n")).expect("write");
+    let cached = pi_codegen::run_cache::cached_binary(&yaml, false).expect("cache key");
+    let run = || Command::new(PI_GEN).arg("run").arg(&yaml).arg("--").arg("--version").output().expect("runs");
+    let first = run();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(String::from_utf8_lossy(&first.stdout), format!("{}\n", env!("CARGO_PKG_VERSION")));
+    let built = std::fs::metadata(&cached).and_then(|meta| meta.modified()).expect("the binary is in the cache");
+    let second = run();
+    assert!(second.status.success());
+    assert_eq!(second.stdout, first.stdout);
+    assert!(!String::from_utf8_lossy(&second.stderr).contains("Compiling"), "the second run rebuilt");
+    assert_eq!(std::fs::metadata(&cached).and_then(|meta| meta.modified()).expect("still there"), built);
+    if let Some(entry) = cached.parent() {
+        let _ = std::fs::remove_dir_all(entry);
+    }
+}

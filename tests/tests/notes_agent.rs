@@ -10,13 +10,36 @@ use pi_gen_tests::{Sandbox, stderr, stdout, workspace_root};
 use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::{Value, json};
 
-/// Builds the `notes` package with cargo (once per test process) and returns its binary. The build goes
-/// to the target directory generated agents share (`pi_codegen::default_target_dir`), never the one the
-/// enclosing `cargo test` may still hold; cargo's JSON messages name the binary.
+/// The `notes` binary `cargo test --workspace` built next to this test (agents/notes has an integration
+/// test, so cargo builds its binary), when it is newer than every source it is made from.
+fn workspace_built_notes() -> Option<PathBuf> {
+    let profile_dir = std::env::current_exe().ok()?.parent()?.parent()?.to_path_buf();
+    let binary = profile_dir.join("notes");
+    let built = std::fs::metadata(&binary).and_then(|meta| meta.modified()).ok()?;
+    let root = workspace_root();
+    let sources = ["agents/notes", "runtime/src", "macros/src", "codegen/src", "Cargo.lock"];
+    let newest = sources.iter().filter_map(|source| newest_mtime(&root.join(source))).max()?;
+    (built >= newest).then_some(binary)
+}
+
+fn newest_mtime(path: &std::path::Path) -> Option<std::time::SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_dir() {
+        return meta.modified().ok();
+    }
+    std::fs::read_dir(path).ok()?.flatten().filter_map(|entry| newest_mtime(&entry.path())).max()
+}
+
+/// The `notes` binary: the workspace's own build when it is fresh, else a cargo build (once per test
+/// process) into the target directory generated agents share (`pi_codegen::default_target_dir`), never
+/// the one the enclosing `cargo test` may still hold; cargo's JSON messages name the binary.
 fn notes_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY
         .get_or_init(|| {
+            if let Some(binary) = workspace_built_notes() {
+                return binary;
+            }
             let root = workspace_root();
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let mut command = Command::new(cargo);

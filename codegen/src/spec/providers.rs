@@ -40,6 +40,7 @@ pub struct ProviderSpec {
 
 /// A provider's wire protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[non_exhaustive]
 #[serde(rename_all = "kebab-case")]
 pub enum ProviderApi {
     AnthropicMessages,

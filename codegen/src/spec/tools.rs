@@ -26,6 +26,7 @@ pub struct ToolsSpec {
 
 /// A built-in tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[non_exhaustive]
 #[serde(rename_all = "lowercase")]
 pub enum BuiltinTool {
     Read,
@@ -97,6 +98,7 @@ pub struct CustomToolSpec {
 
 /// Who implements a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[non_exhaustive]
 #[serde(rename_all = "lowercase")]
 pub enum HandlerSpec {
     /// A method of the trait `#[agent]` generates.

@@ -198,3 +198,52 @@ fn garbage_never_panics() {
         assert!(!errors(text).is_empty(), "{text:?} should be rejected");
     }
 }
+
+/// Mutates a real agent file hundreds of ways (deleted spans, stray YAML punctuation, duplicated and
+/// swapped lines): every result is a spec or located errors inside the file, never a panic.
+#[test]
+fn mutated_agent_files_never_panic_and_stay_located() {
+    let original = include_str!("../../../agents/reviewer.yaml");
+    let lines = original.lines().count();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |bound: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % bound.max(1) as u64) as usize
+    };
+    let noise =
+        [":", "-", "[", "]", "{", "}", "#", "&a", "*a", "!!str", "|", ">", "'", "\"", "\n", "  ", "\t", "0x1f", "? "];
+    for _ in 0..1500 {
+        let mut text: Vec<char> = original.chars().collect();
+        for _ in 0..1 + next(3) {
+            match next(4) {
+                0 => {
+                    let start = next(text.len());
+                    let end = (start + 1 + next(12)).min(text.len());
+                    text.drain(start..end);
+                }
+                1 => {
+                    let at = next(text.len());
+                    text.splice(at..at, noise[next(noise.len())].chars());
+                }
+                _ => {
+                    let mut all: Vec<String> = text.iter().collect::<String>().lines().map(str::to_owned).collect();
+                    if all.len() > 2 {
+                        let (a, b) = (next(all.len()), next(all.len()));
+                        if next(2) == 0 { all.swap(a, b) } else { all.insert(a, all[b].clone()) }
+                    }
+                    text = (all.join("\n") + "\n").chars().collect();
+                }
+            }
+        }
+        let mutated: String = text.into_iter().collect();
+        if let Err(SpecError::Invalid(errors)) = parse_spec(Path::new("agents/reviewer.yaml"), &mutated) {
+            assert!(!errors.is_empty());
+            for error in errors {
+                assert!(error.line >= 1 && error.line <= lines + 40, "{error} in\n{mutated}");
+                assert!(error.column >= 1, "{error}");
+            }
+        }
+    }
+}

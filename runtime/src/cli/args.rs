@@ -124,6 +124,21 @@ pub fn command(definition: &AgentDefinition) -> clap::Command {
         .bin_name(definition.name.clone())
         .about(definition.description.clone())
         .override_usage(format!("{} [options] [messages...]", definition.name))
+        .after_help(environment_help(definition))
+}
+
+/// The help's list of the agent's own environment variables.
+fn environment_help(definition: &AgentDefinition) -> String {
+    let agent_dir = &definition.agent_dir_env;
+    let session_dir = super::session_select::session_dir_env(definition);
+    let timeout = super::setup::STREAM_IDLE_TIMEOUT_ENV;
+    let width = [agent_dir.len(), session_dir.len(), timeout.len()].into_iter().max().unwrap_or(0);
+    format!(
+        "Environment:\n  {agent_dir:width$}  Global agent directory (default: ~/{}/agent)\n  \
+         {session_dir:width$}  Session directory (default: <agent dir>/sessions)\n  \
+         {timeout:width$}  Give up on a model stream silent for this many milliseconds",
+        definition.config_dir
+    )
 }
 
 /// The `--help` text.
@@ -137,6 +152,18 @@ mod tests {
 
     fn parse(args: &[&str]) -> CliArgs {
         parse_args(&AgentDefinition::default(), args.iter().map(|a| (*a).to_owned())).expect("parses")
+    }
+
+    #[test]
+    fn help_lists_the_agents_environment_variables() {
+        let help = help_text(&AgentDefinition::default());
+        let section = help.split("Environment:\n").nth(1).unwrap_or_default();
+        let lines: Vec<&str> = section.lines().map(str::trim_start).collect();
+        assert!(lines[0].starts_with("PI_CODING_AGENT_DIR ") && lines[0].ends_with("(default: ~/.pi/agent)"), "{help}");
+        assert!(
+            lines[1].starts_with("PI_CODING_AGENT_SESSION_DIR ") && lines[1].contains("Session directory"),
+            "{help}"
+        );
     }
 
     #[test]
