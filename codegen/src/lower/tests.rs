@@ -68,3 +68,13 @@ fn agents_without_a_tool_list_get_pis_four_defaults() {
     let tools = "tools: vec![\"read\".to_owned(), \"bash\".to_owned(), \"edit\".to_owned(), \"write\".to_owned()]";
     assert!(source.contains(&squash(tools)), "{source}");
 }
+
+/// The whole generated main.rs of agents/reviewer.yaml (custom command tool, inline template, model
+/// settings): any change to what pi-gen emits shows up here for review.
+#[test]
+fn the_reviewer_agents_main_rs() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents/reviewer.yaml");
+    let spec = crate::yaml::load_spec(&path).expect("valid");
+    let source = main_rs(&spec, &LowerContext::new(&path)).expect("generates");
+    insta::assert_snapshot!("reviewer_main_rs", source);
+}
