@@ -33,17 +33,24 @@ impl YamlPath {
         Self(segments)
     }
 
-    /// A path from a JSON pointer (`/tools/custom/1/name`); numeric segments are list indexes.
-    pub fn from_pointer(pointer: &str) -> Self {
-        let segments = pointer
-            .split('/')
-            .skip(1)
-            .map(|raw| raw.replace("~1", "/").replace("~0", "~"))
-            .map(|segment| match segment.parse::<usize>() {
-                Ok(index) if !segment.starts_with('+') => Segment::Index(index),
-                _ => Segment::Key(segment),
-            })
-            .collect();
+    /// A path from a JSON pointer (`/tools/custom/1/name`) into `document`: a numeric segment is a list
+    /// index where the document has a list there, and a key where it has a mapping (`providers: {"1": ..}`).
+    pub fn from_pointer(pointer: &str, document: &serde_json::Value) -> Self {
+        let mut node = Some(document);
+        let mut segments = Vec::new();
+        for raw in pointer.split('/').skip(1) {
+            let segment = raw.replace("~1", "/").replace("~0", "~");
+            match (node, segment.parse::<usize>()) {
+                (Some(serde_json::Value::Array(items)), Ok(index)) => {
+                    node = items.get(index);
+                    segments.push(Segment::Index(index));
+                }
+                (current, _) => {
+                    node = current.and_then(|value| value.get(segment.as_str()));
+                    segments.push(Segment::Key(segment));
+                }
+            }
+        }
         Self(segments)
     }
 
@@ -138,8 +145,10 @@ mod tests {
     fn paths_read_like_yaml() {
         let path = YamlPath::root().key("tools").key("custom").index(1).key("name");
         assert_eq!(path.to_string(), "tools.custom[1].name");
-        assert_eq!(YamlPath::from_pointer("/tools/custom/1/name"), path);
-        assert_eq!(YamlPath::from_pointer("/providers/a~1b").to_string(), "providers.a/b");
+        let document = serde_json::json!({"tools": {"custom": [{}, {"name": 1}]}, "providers": {"7": {}}});
+        assert_eq!(YamlPath::from_pointer("/tools/custom/1/name", &document), path);
+        assert_eq!(YamlPath::from_pointer("/providers/a~1b", &document).to_string(), "providers.a/b");
+        assert_eq!(YamlPath::from_pointer("/providers/7", &document), YamlPath::root().key("providers").key("7"));
         assert_eq!(YamlPath::root().to_string(), "(top level)");
     }
 

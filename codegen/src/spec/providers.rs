@@ -16,8 +16,8 @@ pub struct ProviderSpec {
     /// Wire protocol of the endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<ProviderApi>,
-    /// The key: an environment variable name, a literal, or `!command` whose output is the key.
-    /// Never put a real key in the YAML: it would be compiled into the binary.
+    /// The key: an environment variable name (e.g. `OLLAMA_API_KEY`) or `!command` whose output is the key.
+    /// A literal is refused: it would be compiled into the binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// Extra request headers (values resolved like `api_key`).

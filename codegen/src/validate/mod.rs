@@ -163,6 +163,19 @@ fn resource_problems(spec: &AgentSpec, spec_dir: &Path, out: &mut Vec<Problem>) 
 fn provider_problems(spec: &AgentSpec, out: &mut Vec<Problem>) {
     for (name, provider) in &spec.providers {
         let path = YamlPath::root().key("providers").key(name.clone());
+        if let Some(key) = &provider.api_key {
+            let variable = !key.is_empty()
+                && key.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                && !key.starts_with(|c: char| c.is_ascii_digit());
+            if !variable && !key.starts_with('!') {
+                // The value itself is never repeated: it may be a real key.
+                out.push(Problem::value(
+                    path.key("api_key"),
+                    "api_key must name an environment variable (like OPENAI_API_KEY) or be a `!command` that prints \
+                     the key; a literal key would be compiled into the binary",
+                ));
+            }
+        }
         let mut ids = BTreeSet::new();
         for (index, model) in provider.models.iter().enumerate() {
             if !ids.insert(model.id.clone()) {

@@ -32,7 +32,7 @@ pub fn schema_problems(document: &Value) -> Vec<SchemaProblem> {
     };
     let mut found = Vec::new();
     for error in validator.iter_errors(document) {
-        let path = YamlPath::from_pointer(error.instance_path().as_str());
+        let path = YamlPath::from_pointer(error.instance_path().as_str(), document);
         let instance = value_at(document, &path);
         let removable = |path: &YamlPath| (!path.is_root()).then(|| path.clone());
         match error.kind() {

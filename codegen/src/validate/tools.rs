@@ -82,7 +82,7 @@ fn check_parameters(tool: &CustomToolSpec, path: &YamlPath, out: &mut Vec<Proble
     };
     let at = path.key("parameters");
     if let Err(error) = jsonschema::meta::validate(schema) {
-        let inner = YamlPath::from_pointer(error.instance_path().as_str());
+        let inner = YamlPath::from_pointer(error.instance_path().as_str(), schema);
         let last_is_type = matches!(inner.0.last(), Some(crate::problem::Segment::Key(key)) if key == "type");
         let mut full = at.clone();
         full.0.extend(inner.0);

@@ -247,3 +247,21 @@ fn mutated_agent_files_never_panic_and_stay_located() {
         }
     }
 }
+
+#[test]
+fn a_literal_api_key_is_refused_without_being_repeated() {
+    let provider = |key: &str| {
+        format!(
+            "version: 1\nname: a\nproviders:\n  local:\n    base_url: http://127.0.0.1:1/v1\n    api: openai-completions\n    api_key: \"{key}\"\n    models: [ {{ id: m }} ]\n"
+        )
+    };
+    let found = errors(&provider("sk-live-abc123secret"));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("agent.yaml:7:14: providers.local.api_key: api_key must name an environment variable"),
+        "{found:?}"
+    );
+    assert!(!found[0].contains("sk-live"), "the key must not be echoed: {found:?}");
+    assert!(errors(&provider("LOCAL_API_KEY")).is_empty());
+    assert!(errors(&provider("!pass show local")).is_empty());
+}
