@@ -69,10 +69,7 @@ prompts:
 
 /// Writes a new agent into `dir` (created; it must not exist or be empty). Returns the YAML's path.
 pub fn create_agent(dir: &Path, name: &str) -> Result<PathBuf, SpecError> {
-    let valid = !name.is_empty()
-        && !name.starts_with('-')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !valid {
+    if !crate::spec::is_binary_name(name) {
         return Err(SpecError::Scaffold(format!(
             "\"{name}\" cannot be an agent name; use letters, digits, '-' and '_'"
         )));

@@ -223,6 +223,13 @@ pub struct SessionSpec {
     pub dir: Option<String>,
 }
 
+/// Whether `name` can be an agent's binary name: letters, digits, '-' and '_', not starting with '-'.
+pub fn is_binary_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('-')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 impl AgentSpec {
     /// The environment-variable prefix (`<NAME>_AGENT` unless set).
     pub fn env_prefix(&self) -> String {

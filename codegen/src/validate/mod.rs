@@ -20,10 +20,7 @@ pub fn semantic_problems(spec: &AgentSpec, spec_dir: &Path) -> Vec<Problem> {
     if spec.version != 1 {
         out.push(Problem::value(root.key("version"), format!("unsupported schema version {}; use 1", spec.version)));
     }
-    let name_ok = !spec.name.is_empty()
-        && !spec.name.starts_with('-')
-        && spec.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !name_ok {
+    if !crate::spec::is_binary_name(&spec.name) {
         out.push(Problem::value(
             root.key("name"),
             format!("\"{}\" cannot be a binary name; use letters, digits, '-' and '_'", spec.name),

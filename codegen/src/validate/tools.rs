@@ -14,11 +14,10 @@ const JSON_TYPES: [&str; 7] = ["string", "number", "integer", "boolean", "array"
 /// Problems of `tools.custom`.
 pub fn custom_tool_problems(spec: &AgentSpec, out: &mut Vec<Problem>) {
     let base = YamlPath::root().key("tools").key("custom");
-    let builtin = builtin_names(spec);
     let mut seen = BTreeSet::new();
     for (index, tool) in spec.custom_tools().iter().enumerate() {
         let path = base.index(index);
-        check_name(tool, &path, &builtin, &mut seen, out);
+        check_name(tool, &path, &mut seen, out);
         check_handler(tool, &path, out);
         let parameters = check_parameters(tool, &path, out);
         if let Some(command) = &tool.command {
@@ -27,18 +26,7 @@ pub fn custom_tool_problems(spec: &AgentSpec, out: &mut Vec<Problem>) {
     }
 }
 
-fn builtin_names(spec: &AgentSpec) -> BTreeSet<String> {
-    let _ = spec;
-    BUILTIN_TOOLS.iter().map(|name| (*name).to_owned()).collect()
-}
-
-fn check_name(
-    tool: &CustomToolSpec,
-    path: &YamlPath,
-    builtin: &BTreeSet<String>,
-    seen: &mut BTreeSet<String>,
-    out: &mut Vec<Problem>,
-) {
+fn check_name(tool: &CustomToolSpec, path: &YamlPath, seen: &mut BTreeSet<String>, out: &mut Vec<Problem>) {
     let name = &tool.name;
     let valid =
         !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
@@ -48,7 +36,7 @@ fn check_name(
             format!("tool name \"{name}\" is not usable by every provider; use 1 to 64 letters, digits, '_' or '-'"),
         ));
     }
-    if builtin.contains(name) {
+    if BUILTIN_TOOLS.contains(&name.as_str()) {
         out.push(Problem::value(
             path.key("name"),
             format!("`{name}` is a built-in tool; give the custom tool another name"),
