@@ -19,6 +19,8 @@ fn main() {
     let tree = &*TREE;
     eprintln!("search tree: {} files, {} MB, in {}", tree.files, tree.bytes / 1_000_000, tree.root.display());
     divan::main();
+    // Statics are never dropped: remove the 500 MB tree here or every run leaves it behind in the temp dir.
+    let _ = std::fs::remove_dir_all(tree._dir.path());
 }
 
 /// Files in the generated tree.
