@@ -67,6 +67,8 @@ pub struct AgentDefinition {
     pub custom_tools: Vec<CustomToolDefinition>,
     /// Session defaults.
     pub session: SessionDefaults,
+    /// The YAML's `hooks:`, in order (they run after extensions given in Rust).
+    pub hooks: Vec<crate::extension::HookDefinition>,
     /// How queued steering messages are delivered (settings `steeringMode` wins).
     pub steering_mode: QueueMode,
     /// How queued follow-up messages are delivered (settings `followUpMode` wins).
@@ -79,6 +81,8 @@ pub struct EmbeddedFile {
     /// Relative path with `/` separators, e.g. `skills/0/review/SKILL.md`.
     pub path: String,
     pub contents: Cow<'static, [u8]>,
+    /// Unpacked with the executable bit (the source file had it: hook and skill scripts).
+    pub executable: bool,
 }
 
 /// Skills and prompt templates the YAML references, compiled in. At run time the files are unpacked
@@ -176,6 +180,7 @@ impl Default for AgentDefinition {
             resources: EmbeddedResources::default(),
             custom_tools: Vec::new(),
             session: SessionDefaults::default(),
+            hooks: Vec::new(),
             steering_mode: QueueMode::default(),
             follow_up_mode: QueueMode::default(),
         }

@@ -20,15 +20,19 @@ pub fn agent_binary(name: &str) -> PathBuf {
     if let Some((_, path)) = built.iter().find(|(built_name, _)| built_name == name) {
         return path.clone();
     }
-    let root = workspace_root();
-    let request = BuildRequest::new(root.join("agents").join(format!("{name}.yaml")))
-        .with_output(root.join("target").join("e2e").join(name));
-    let path = match build_agent(&request) {
-        Ok(path) => path,
-        Err(error) => panic!("building agents/{name}.yaml failed: {error}"),
-    };
+    let path = build_yaml(&workspace_root().join("agents").join(format!("{name}.yaml")), name);
     built.push((name.to_owned(), path.clone()));
     path
+}
+
+/// Builds the agent `yaml` describes into `target/e2e/<name>` and returns the binary's path.
+pub fn build_yaml(yaml: &Path, name: &str) -> PathBuf {
+    let request =
+        BuildRequest::new(yaml.to_path_buf()).with_output(workspace_root().join("target").join("e2e").join(name));
+    match build_agent(&request) {
+        Ok(path) => path,
+        Err(error) => panic!("building {} failed: {error}", yaml.display()),
+    }
 }
 
 /// A scratch agent directory (with models.json) and working directory for one run.
@@ -139,4 +143,18 @@ pub fn stdout(output: &Output) -> String {
 /// stderr as text.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The `role: tool` messages of an OpenAI request, as `(tool_call_id, content)`.
+pub fn tool_results(body: &serde_json::Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| {
+            let id = message["tool_call_id"].as_str().unwrap_or_default().to_owned();
+            (id, message["content"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect()
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use pi_gen_tests::{Sandbox, stderr, stdout, workspace_root};
+use pi_gen_tests::{Sandbox, stderr, stdout, tool_results, workspace_root};
 use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::{Value, json};
 
@@ -81,20 +81,6 @@ async fn run_notes(sandbox: &Sandbox, prompt: &str) -> std::process::Output {
     let agent_dir = agent_dir.to_string_lossy();
     let args = ["--provider", "mock", "--model", "m", "--no-session", "-p", prompt];
     sandbox.run_env(&notes_binary(), &args, &[("NOTES_AGENT_DIR", &agent_dir)]).await
-}
-
-/// The `role: tool` messages of an OpenAI request, as `(tool_call_id, content)`.
-fn tool_results(body: &Value) -> Vec<(String, String)> {
-    body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|message| message["role"] == "tool")
-        .map(|message| {
-            let id = message["tool_call_id"].as_str().unwrap_or_default().to_owned();
-            (id, message["content"].as_str().unwrap_or_default().to_owned())
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,6 +1,7 @@
 //! Lowering: an [`AgentSpec`] becomes Rust tokens: the `AgentDefinition` expression, embedded files, and
 //! the generated binary's `main.rs`.
 
+mod hooks;
 mod resources;
 pub mod rust_tools;
 pub mod system_prompt;
@@ -13,6 +14,7 @@ use quote::quote;
 use crate::error::SpecError;
 use crate::spec::{AgentSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, QueueModeSpec, ThinkingSpec, models_json};
 
+pub use hooks::hook_scripts;
 pub use resources::{EmbeddedFiles, EmbeddedSource, embedded_files, referenced_files};
 
 /// What lowering needs besides the spec.
@@ -154,6 +156,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
     let models_json = option_string(models_json(&spec.providers).as_deref());
     let resources = resources::resources_tokens(spec, ctx)?;
     let custom_tools = custom_tools_tokens(spec, runtime);
+    let hooks = hooks::hooks_tokens(spec, ctx);
     let session = spec.session.as_ref();
     let session_enabled = session.and_then(|s| s.enabled).unwrap_or(true);
     let session_dir = option_string(session.and_then(|s| s.dir.as_deref()));
@@ -195,6 +198,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             resources: #resources,
             custom_tools: #custom_tools,
             session: #runtime::SessionDefaults { enabled: #session_enabled, dir: #session_dir },
+            hooks: #hooks,
             steering_mode: #steering_mode,
             follow_up_mode: #follow_up_mode,
         }
@@ -222,3 +226,5 @@ pub fn main_rs(spec: &AgentSpec, ctx: &LowerContext) -> Result<String, SpecError
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hooks;

@@ -1,5 +1,5 @@
-//! Files compiled into the binary: skill directories, prompt-template directories and inline templates,
-//! lowered to an `EmbeddedResources` expression whose contents come from `include_bytes!`.
+//! Files compiled into the binary: skill directories, prompt-template directories, inline templates and
+//! hook scripts, lowered to an `EmbeddedResources` expression whose contents come from `include_bytes!`.
 
 use std::path::{Path, PathBuf};
 
@@ -30,7 +30,7 @@ pub struct EmbeddedFiles {
 /// Directories never embedded: version control and package caches.
 const SKIPPED_DIRS: [&str; 2] = ["node_modules", "target"];
 
-/// Collects the files the YAML's `skills` and `prompts` sections reference.
+/// Collects the files the YAML's `skills`, `prompts` and `hooks` sections reference.
 pub fn embedded_files(spec: &AgentSpec, ctx: &LowerContext) -> Result<EmbeddedFiles, SpecError> {
     let base = ctx.spec_dir();
     let mut embedded = EmbeddedFiles::default();
@@ -65,6 +65,11 @@ pub fn embedded_files(spec: &AgentSpec, ctx: &LowerContext) -> Result<EmbeddedFi
         }
         embedded.prompt_dirs.push("prompts/inline".to_owned());
     }
+    for (rel, path) in super::hook_scripts(spec, ctx).into_iter().flatten() {
+        if !embedded.files.iter().any(|(taken, _)| *taken == rel) {
+            embedded.files.push((rel, EmbeddedSource::File(path)));
+        }
+    }
     Ok(embedded)
 }
 
@@ -92,14 +97,30 @@ fn walk(dir: &Path, prefix: &str, recursive: bool, out: &mut Vec<(String, PathBu
     Ok(())
 }
 
-/// A hash of every path and content: names the directory the binary unpacks its files to.
-fn content_hash(files: &[(String, Vec<u8>)]) -> String {
+/// A hash of every path, content and executable bit: names the directory the binary unpacks its files to.
+fn content_hash(files: &[(String, Vec<u8>, bool)]) -> String {
     let mut hash = crate::hash::Fnv::default();
-    for (path, contents) in files {
+    for (path, contents, executable) in files {
         hash.feed_framed(path.as_bytes());
         hash.feed_framed(contents);
+        hash.feed_framed(&[u8::from(*executable)]);
     }
     hash.hex()
+}
+
+/// Whether the file has an executable bit (it is unpacked with one, so scripts stay runnable).
+fn is_executable(path: &Path) -> Result<bool, SpecError> {
+    let metadata = std::fs::metadata(path).map_err(|source| SpecError::Read { path: path.to_path_buf(), source })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Ok(metadata.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        Ok(false)
+    }
 }
 
 /// The `EmbeddedResources` expression.
@@ -112,20 +133,24 @@ pub(super) fn resources_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<T
     let mut hashed = Vec::with_capacity(embedded.files.len());
     let mut files = Vec::with_capacity(embedded.files.len());
     for (rel, source) in &embedded.files {
-        let (bytes, contents) = match source {
+        let (bytes, contents, executable) = match source {
             EmbeddedSource::File(path) => {
                 let bytes = std::fs::read(path).map_err(|source| SpecError::Read { path: path.clone(), source })?;
                 let literal = path.to_string_lossy().into_owned();
-                (bytes, quote!(include_bytes!(#literal)))
+                (bytes, quote!(include_bytes!(#literal)), is_executable(path)?)
             }
             EmbeddedSource::Text(text) => {
                 let literal = proc_macro2::Literal::byte_string(text.as_bytes());
-                (text.as_bytes().to_vec(), quote!(#literal))
+                (text.as_bytes().to_vec(), quote!(#literal), false)
             }
         };
-        hashed.push((rel.clone(), bytes));
+        hashed.push((rel.clone(), bytes, executable));
         files.push(quote! {
-            #runtime::EmbeddedFile { path: #rel.to_owned(), contents: ::std::borrow::Cow::Borrowed(#contents) }
+            #runtime::EmbeddedFile {
+                path: #rel.to_owned(),
+                contents: ::std::borrow::Cow::Borrowed(#contents),
+                executable: #executable,
+            }
         });
     }
     let hash = content_hash(&hashed);
@@ -165,12 +190,14 @@ mod tests {
 
     #[test]
     fn the_hash_changes_with_any_path_or_byte() {
-        let base = vec![("a/SKILL.md".to_owned(), b"one".to_vec())];
-        let renamed = vec![("b/SKILL.md".to_owned(), b"one".to_vec())];
-        let edited = vec![("a/SKILL.md".to_owned(), b"onf".to_vec())];
+        let base = vec![("a/SKILL.md".to_owned(), b"one".to_vec(), false)];
+        let renamed = vec![("b/SKILL.md".to_owned(), b"one".to_vec(), false)];
+        let edited = vec![("a/SKILL.md".to_owned(), b"onf".to_vec(), false)];
+        let executable = vec![("a/SKILL.md".to_owned(), b"one".to_vec(), true)];
         assert_eq!(content_hash(&base), content_hash(&base.clone()));
         assert_ne!(content_hash(&base), content_hash(&renamed));
         assert_ne!(content_hash(&base), content_hash(&edited));
+        assert_ne!(content_hash(&base), content_hash(&executable));
         assert_eq!(content_hash(&base).len(), 16);
     }
 }

@@ -61,6 +61,11 @@ pub fn agent_impl(spec: &AgentSpec, ctx: &LowerContext, agent: &Ident, definitio
             pub fn run(self) -> ::std::process::ExitCode {
                 #runtime::cli::run(Self::definition())
             }
+
+            /// [`Self::run`] with extensions written in Rust; they run before the YAML's hooks, in order.
+            pub fn run_with_extensions(self, extensions: #runtime::extension::Extensions) -> ::std::process::ExitCode {
+                #runtime::cli::run_with_extensions(Self::definition(), ::std::vec::Vec::new(), extensions)
+            }
         }
     } else {
         quote! {
@@ -68,6 +73,12 @@ pub fn agent_impl(spec: &AgentSpec, ctx: &LowerContext, agent: &Ident, definitio
             /// returns the process exit code.
             pub fn run(self) -> ::std::process::ExitCode {
                 #runtime::cli::run_with_tools(Self::definition(), Self::rust_tools(::std::sync::Arc::new(self)))
+            }
+
+            /// [`Self::run`] with extensions written in Rust; they run before the YAML's hooks, in order.
+            pub fn run_with_extensions(self, extensions: #runtime::extension::Extensions) -> ::std::process::ExitCode {
+                let tools = Self::rust_tools(::std::sync::Arc::new(self));
+                #runtime::cli::run_with_extensions(Self::definition(), tools, extensions)
             }
         }
     };

@@ -1,6 +1,7 @@
 //! The agent spec: the serde model of YAML v1. The JSON Schema (`pi-gen schema`) is generated from
 //! these types, so every doc comment here is also the hover text an editor shows.
 
+mod hooks;
 mod providers;
 mod tools;
 
@@ -9,6 +10,10 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use hooks::{
+    ExplicitPattern, HOOK_EVENTS, HookActionKind, HookSpec, InjectMessageFields, InjectMessageSpec, PatternSpec,
+    TOOL_EVENTS,
+};
 pub use providers::{CostSpec, ModelEntrySpec, ProviderApi, ProviderSpec, models_json};
 pub use tools::{BUILTIN_TOOLS, BuiltinTool, CustomToolSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, ToolsSpec};
 
@@ -66,6 +71,11 @@ pub struct AgentSpec {
     /// How follow-up messages queued while the agent works are delivered (settings `followUpMode` wins).
     #[serde(default)]
     pub follow_up_mode: Option<QueueModeSpec>,
+    /// Reactions to the agent's events, in order, each `on` one event with one action: `block` a tool call,
+    /// `append_system_prompt` / `replace_system_prompt` / `inject_message` before a prompt runs, `transform`
+    /// the input, or run a `command` on any event. They run after extensions given in Rust.
+    #[serde(default)]
+    pub hooks: Vec<HookSpec>,
 }
 
 /// The default model.

@@ -1,6 +1,7 @@
 //! Checks beyond the schema: names, files, templates, tools, and everything that depends on more than
 //! one field. Each problem carries the YAML path it is about.
 
+mod hooks;
 mod schema_errors;
 mod tools;
 
@@ -11,6 +12,7 @@ use crate::lower::system_prompt::{TEMPLATE_VARIABLES, strict_environment};
 use crate::problem::{Problem, YamlPath, did_you_mean};
 use crate::spec::AgentSpec;
 
+pub use hooks::BUILTIN_ARGUMENTS;
 pub use schema_errors::{SchemaProblem, not_one_of, schema_problems, value_at};
 
 /// Every semantic problem of a schema-valid spec; relative paths resolve against `spec_dir`.
@@ -43,6 +45,7 @@ pub fn semantic_problems(spec: &AgentSpec, spec_dir: &Path) -> Vec<Problem> {
     tools::custom_tool_problems(spec, &mut out);
     resource_problems(spec, spec_dir, &mut out);
     provider_problems(spec, &mut out);
+    hooks::hook_problems(spec, spec_dir, &mut out);
     if let Some(model) = spec.compaction.as_ref().and_then(|compaction| compaction.model.as_ref())
         && model.split_once('/').is_none_or(|(provider, id)| provider.is_empty() || id.is_empty())
     {

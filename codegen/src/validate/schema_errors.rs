@@ -74,6 +74,20 @@ pub fn schema_problems(document: &Value) -> Vec<SchemaProblem> {
                 let message = not_one_of(instance, &options);
                 found.push(SchemaProblem { problem: Problem::value(path.clone(), message), remove: removable(&path) });
             }
+            ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. }
+                if alternatives(&path).is_some() =>
+            {
+                let (forms, keys) = alternatives(&path).unwrap_or_default();
+                let mut message = format!("expected {}, found {}", join_or(&forms), describe(instance));
+                if let Some(Value::Object(found)) = instance {
+                    let unknown = found.keys().find(|key| !keys.contains(key));
+                    if let Some(suggestion) = unknown.and_then(|key| did_you_mean(key, keys.iter().map(String::as_str)))
+                    {
+                        message.push_str(&format!("; did you mean `{suggestion}`?"));
+                    }
+                }
+                found.push(SchemaProblem { problem: Problem::value(path.clone(), message), remove: removable(&path) });
+            }
             _ => {
                 let message = error.to_string();
                 found.push(SchemaProblem { problem: Problem::value(path.clone(), message), remove: removable(&path) });
@@ -100,6 +114,46 @@ fn constant_choices(path: &YamlPath) -> Option<Vec<Value>> {
     let node = schema_at(path)?;
     let branches = node.get("oneOf").or_else(|| node.get("anyOf"))?.as_array()?;
     branches.iter().map(|branch| resolve(root, branch).get("const").cloned()).collect()
+}
+
+/// The forms a `oneOf`/`anyOf` (of text and mappings, possibly nested) allows at `path`, as words, and the
+/// mapping keys any of them takes. `None` when a branch is something else.
+fn alternatives(path: &YamlPath) -> Option<(Vec<String>, Vec<String>)> {
+    fn collect(root: &Value, node: &Value, forms: &mut Vec<String>, keys: &mut Vec<String>) -> Option<()> {
+        let node = resolve(root, node);
+        if let Some(branches) = node.get("oneOf").or_else(|| node.get("anyOf")).and_then(Value::as_array) {
+            return branches.iter().try_for_each(|branch| collect(root, branch, forms, keys));
+        }
+        match node.get("type").and_then(Value::as_str)? {
+            "string" => forms.push("text".to_owned()),
+            "object" => {
+                let properties: Vec<String> = node.get("properties")?.as_object()?.keys().cloned().collect();
+                let required = node.get("required").and_then(Value::as_array).map_or(0, Vec::len);
+                match properties.as_slice() {
+                    [only] if required == 1 => forms.push(format!("`{{ {only}: ... }}`")),
+                    _ => forms.push(format!("a mapping of {}", properties.join(", "))),
+                }
+                keys.extend(properties);
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+    let root = agent_schema();
+    let node = schema_at(path)?;
+    node.get("oneOf").or_else(|| node.get("anyOf"))?;
+    let (mut forms, mut keys) = (Vec::new(), Vec::new());
+    collect(root, node, &mut forms, &mut keys)?;
+    Some((forms, keys))
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
 }
 
 fn expected_types(kind: &TypeKind) -> String {

@@ -186,3 +186,5 @@ fn restore_indexes(mut problem: Problem, removed: &BTreeMap<YamlPath, Vec<usize>
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hooks;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::ai::{ApiProvider, Model, ThinkingLevel};
+use crate::ai::{ApiProvider, Model, PayloadHook, ThinkingLevel};
 use crate::definition::ToolExecutionMode;
 use crate::protocol::{AgentEvent, AgentMessage, AssistantMessage, Message, ToolCall, UserContent};
 use crate::tools::AgentTool;
@@ -169,6 +169,8 @@ pub struct AgentLoopConfig {
     pub get_follow_up_messages: Option<QueuePollFn>,
     pub before_tool_call: Option<BeforeToolCallFn>,
     pub after_tool_call: Option<AfterToolCallFn>,
+    /// Rewrites each request body before it is sent (`before_provider_request`).
+    pub on_payload: Option<PayloadHook>,
     pub tool_execution: ToolExecutionMode,
 }
 
@@ -192,6 +194,7 @@ impl AgentLoopConfig {
             get_follow_up_messages: None,
             before_tool_call: None,
             after_tool_call: None,
+            on_payload: None,
             tool_execution: ToolExecutionMode::default(),
         }
     }

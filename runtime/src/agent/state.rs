@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::config::{AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode, TransformContextFn};
-use crate::ai::{ApiProvider, Model, ThinkingLevel};
+use crate::ai::{ApiProvider, Model, PayloadHook, ThinkingLevel};
 use crate::definition::ToolExecutionMode;
 use crate::protocol::{AgentMessage, ImageContent, MessageContent, UserContent, UserMessage, now_ms};
 use crate::tools::AgentTool;
@@ -28,6 +28,8 @@ pub struct AgentOptions {
     pub transform_context: Option<TransformContextFn>,
     pub before_tool_call: Option<BeforeToolCallFn>,
     pub after_tool_call: Option<AfterToolCallFn>,
+    /// Rewrites each request body before it is sent.
+    pub on_payload: Option<PayloadHook>,
     pub steering_mode: QueueMode,
     pub follow_up_mode: QueueMode,
     pub tool_execution: ToolExecutionMode,
@@ -55,6 +57,7 @@ impl AgentOptions {
             transform_context: None,
             before_tool_call: None,
             after_tool_call: None,
+            on_payload: None,
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             tool_execution: ToolExecutionMode::default(),
@@ -165,4 +168,8 @@ pub enum AgentError {
     NoMessages,
     #[error("Cannot continue from message role: assistant")]
     ContinueFromAssistant,
+    #[error("The agent is busy with a prompt: say whether the new one steers it or follows up (streaming behavior)")]
+    StreamingBehaviorRequired,
+    #[error("No API key for provider {0}: set its environment variable, or pass --api-key")]
+    NoApiKey(String),
 }

@@ -310,6 +310,10 @@ impl Agent {
         lock(&self.inner.settings).after_tool_call = hook;
     }
 
+    pub fn set_on_payload(&self, hook: Option<crate::ai::PayloadHook>) {
+        lock(&self.inner.settings).on_payload = hook;
+    }
+
     pub fn set_session_id(&self, session_id: Option<String>) {
         lock(&self.inner.settings).session_id = session_id;
     }
@@ -377,6 +381,7 @@ impl Agent {
             })),
             before_tool_call: options.before_tool_call.clone(),
             after_tool_call: options.after_tool_call.clone(),
+            on_payload: options.on_payload.clone(),
             tool_execution: options.tool_execution,
             ..AgentLoopConfig::new(model, options.provider.clone())
         }

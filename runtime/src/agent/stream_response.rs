@@ -51,6 +51,7 @@ pub(crate) async fn stream_assistant_response(
         headers: config.headers.clone(),
         cancel: cancel.clone(),
         idle_timeout: config.idle_timeout,
+        on_payload: config.on_payload.clone(),
     };
     let mut stream = config.provider.stream(&config.model, &llm_context, options);
 

@@ -2,9 +2,15 @@
 //! loop: session persistence, auto-retry, auto and manual compaction, and tree navigation.
 
 mod auto_retry;
+mod hooks;
+mod link;
 mod navigation;
+mod pipeline;
 mod session;
+mod summarize;
 
+#[cfg(test)]
+mod tests_pipeline;
 #[cfg(test)]
 mod tests_session;
 
@@ -12,5 +18,7 @@ mod tests_session;
 mod tests_retry;
 
 pub use auto_retry::{RetryDecision, RetrySettings, RetryState, SessionEventSink, run_with_auto_retry};
+pub use link::SessionListener;
 pub use navigation::Navigation;
-pub use session::{AgentSession, SessionSettings};
+pub use pipeline::{PromptOptions, StreamingBehavior};
+pub use session::{AgentSession, PromptExpander, SessionExtras, SessionSettings};

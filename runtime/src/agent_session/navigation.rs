@@ -2,6 +2,7 @@
 //! summary of the branch it came from, and the agent's context follows.
 
 use crate::compaction::{BranchSummaryOptions, collect_branch_entries, generate_branch_summary};
+use crate::extension::{EventKind, SessionBeforeTreeEvent, SessionTreeEvent, TreePreparation};
 use crate::protocol::{AgentMessage, MessageContent, UserContent};
 use crate::session::EntryKind;
 
@@ -43,6 +44,24 @@ impl AgentSession {
             EntryKind::CustomMessage { content, .. } => (target.parent_id.clone(), Some(content_text(content))),
             _ => (Some(target.id.clone()), None),
         };
+        if self.runner.has_handlers(EventKind::SessionBeforeTree) {
+            let branch = collect_branch_entries(&entries, old_leaf.as_deref(), target_id);
+            let preparation = TreePreparation {
+                target_id: target_id.to_owned(),
+                old_leaf_id: old_leaf.clone(),
+                common_ancestor_id: branch.common_ancestor_id,
+                entries_to_summarize: branch
+                    .entries
+                    .iter()
+                    .filter_map(|entry| serde_json::to_value(entry).ok())
+                    .collect(),
+                user_wants_summary: summarize,
+                custom_instructions: custom_instructions.clone(),
+            };
+            if self.runner.emit_session_before_tree(&SessionBeforeTreeEvent { preparation }).await.cancel {
+                return Err("an extension cancelled the move in the session tree".to_owned());
+            }
+        }
         let mut summary = None;
         if summarize && old_leaf.as_deref() != Some(target_id) {
             let branch = collect_branch_entries(&entries, old_leaf.as_deref(), target_id);
@@ -68,25 +87,30 @@ impl AgentSession {
                 summary = Some(result);
             }
         }
-        let mut manager = self.manager();
-        let summary_entry_id = match summary {
-            Some(result) => {
-                let details = Some(result.files.to_details());
-                Some(
-                    manager
-                        .branch_with_summary(new_leaf.as_deref(), &result.summary, details)
-                        .map_err(|e| e.to_string())?,
-                )
-            }
-            None => {
-                match &new_leaf {
-                    Some(id) => manager.branch(id).map_err(|error| error.to_string())?,
-                    None => manager.reset_leaf(),
+        let (summary_entry_id, new_leaf_id) = {
+            let mut manager = self.manager();
+            let summary_entry_id = match summary {
+                Some(result) => {
+                    let details = Some(result.files.to_details());
+                    Some(
+                        manager
+                            .branch_with_summary(new_leaf.as_deref(), &result.summary, details)
+                            .map_err(|e| e.to_string())?,
+                    )
                 }
-                None
-            }
+                None => {
+                    match &new_leaf {
+                        Some(id) => manager.branch(id).map_err(|error| error.to_string())?,
+                        None => manager.reset_leaf(),
+                    }
+                    None
+                }
+            };
+            self.agent.replace_messages(manager.context().messages);
+            (summary_entry_id, manager.tree().leaf_id().map(str::to_owned))
         };
-        self.agent.replace_messages(manager.context().messages);
+        let event = SessionTreeEvent { new_leaf_id, old_leaf_id: old_leaf };
+        self.runner.emit_session_tree(&event).await;
         Ok(Navigation { editor_text, summary_entry_id })
     }
 }

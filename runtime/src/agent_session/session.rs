@@ -2,23 +2,59 @@
 //! session; prompts run with auto-retry; the context is compacted when it nears the window (before a prompt
 //! and after a run) or overflows it (then the run is continued once).
 
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::auto_retry::{RetrySettings, SessionEventSink, drop_last_assistant, run_with_auto_retry};
+use super::link::{SessionLink, SessionListener, ToolState, event_processor};
 use crate::agent::{Agent, AgentError, Subscription};
 use crate::ai::{Model, ProviderRegistry, is_context_overflow};
-use crate::compaction::{CompactionSettings, compact, estimate_context_tokens, prepare_compaction, should_compact};
+use crate::compaction::{CompactionSettings, estimate_context_tokens, should_compact};
+use crate::extension::{ExtensionContext, ExtensionRunner, SessionControl};
+use crate::prompt::SystemPromptBuilder;
 use crate::protocol::{AgentEvent, AgentMessage, CompactionReason, SessionOnlyEvent, StopReason};
-use crate::session::{EntryKind, SessionEntry, SessionError, SessionManager, iso_to_ms};
+use crate::session::{EntryKind, SessionError, SessionManager, iso_to_ms};
 
 /// Settings of the session layer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SessionSettings {
     pub retry: RetrySettings,
     pub compaction: CompactionSettings,
+}
+
+/// Expands `/skill:name` and prompt-template commands in a prompt.
+pub type PromptExpander = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// What a session adds to the bare agent besides its file: extensions, the system prompt's builder (so
+/// the active tools can change), prompt expansion.
+pub struct SessionExtras {
+    /// The extensions (built before the session so `session_directory` and `resources_discover` could run).
+    pub runner: Arc<ExtensionRunner>,
+    /// Rebuilds the system prompt when the active tools change; `None` keeps the agent's prompt as it is.
+    pub prompt_builder: Option<SystemPromptBuilder>,
+    pub expander: Option<PromptExpander>,
+    /// The directory handlers see as `ctx.cwd()`.
+    pub cwd: PathBuf,
+    /// A prompt without an API key for the model's provider is refused before anything is sent.
+    pub require_api_key: bool,
+}
+
+impl SessionExtras {
+    /// No extensions, no prompt rebuilding, no expansion.
+    pub fn none(cwd: impl Into<PathBuf>) -> Self {
+        let cwd = cwd.into();
+        Self {
+            runner: Arc::new(ExtensionRunner::empty(ExtensionContext::detached(&cwd))),
+            prompt_builder: None,
+            expander: None,
+            cwd,
+            require_api_key: false,
+        }
+    }
 }
 
 /// The agent, its session file, and pi's retry and compaction rules around each prompt.
@@ -28,14 +64,16 @@ pub struct AgentSession {
     pub(super) settings: SessionSettings,
     pub(super) registry: Arc<ProviderRegistry>,
     pub(super) api_key: Option<String>,
-    emit: SessionEventSink,
-    /// The first failure to write the session file (reported once, the run goes on).
-    write_error: Arc<Mutex<Option<String>>>,
+    pub(super) emit: SessionEventSink,
+    pub(super) link: Arc<SessionLink>,
+    pub(super) runner: Arc<ExtensionRunner>,
+    pub(super) expander: Option<PromptExpander>,
+    pub(super) require_api_key: bool,
     /// Cancels the current retry wait or summary; replaced by a fresh token when a prompt starts.
     cancel: Mutex<CancellationToken>,
     /// A model (and its key) to write summaries with instead of the agent's (e.g. a cheaper one).
     summary_model: Mutex<Option<(Model, Option<String>)>>,
-    _persistence: Subscription,
+    _events: Subscription,
 }
 
 impl AgentSession {
@@ -43,11 +81,26 @@ impl AgentSession {
     /// appended to it. A new session first records the model and thinking level, as pi does.
     pub fn new(
         agent: Agent,
+        manager: SessionManager,
+        settings: SessionSettings,
+        registry: Arc<ProviderRegistry>,
+        api_key: Option<String>,
+        emit: SessionEventSink,
+    ) -> Result<Self, SessionError> {
+        let cwd = manager.cwd().to_path_buf();
+        Self::with_extras(agent, manager, settings, registry, api_key, emit, SessionExtras::none(cwd))
+    }
+
+    /// [`AgentSession::new`] with extensions, a prompt builder and prompt expansion. Tools the extensions
+    /// registered join the active tools (and the system prompt is rebuilt for them).
+    pub fn with_extras(
+        agent: Agent,
         mut manager: SessionManager,
         settings: SessionSettings,
         registry: Arc<ProviderRegistry>,
         api_key: Option<String>,
         emit: SessionEventSink,
+        extras: SessionExtras,
     ) -> Result<Self, SessionError> {
         let state = agent.state();
         let context = manager.context();
@@ -63,20 +116,38 @@ impl AgentSession {
         }
         agent.replace_messages(manager.context().messages);
         let manager = Arc::new(Mutex::new(manager));
-        let write_error = Arc::new(Mutex::new(None));
-        let persistence = agent.subscribe({
-            let (manager, write_error) = (manager.clone(), write_error.clone());
-            move |event: &AgentEvent| {
-                let AgentEvent::MessageEnd { message } = event else { return };
-                if let Err(error) = append(&mut lock(&manager), message) {
-                    let mut slot = lock(&write_error);
-                    if slot.is_none() {
-                        eprintln!("Warning: the session is no longer being saved: {error}");
-                        *slot = Some(error.to_string());
-                    }
-                }
+        let SessionExtras { runner, prompt_builder, expander, cwd, require_api_key } = extras;
+        let state = agent.state();
+        let mut all = state.tools.clone();
+        let mut active: Vec<String> = all.iter().map(|tool| tool.name().to_owned()).collect();
+        for tool in runner.tools() {
+            if !all.iter().any(|known| known.name() == tool.name()) {
+                all.push(tool.clone());
+                active.push(tool.name().to_owned());
             }
+        }
+        let link = Arc::new(SessionLink {
+            agent: agent.clone(),
+            manager: manager.clone(),
+            tools: Mutex::new(ToolState {
+                all,
+                active: active.clone(),
+                builder: prompt_builder,
+                base_prompt: state.system_prompt.clone(),
+            }),
+            next_turn: Mutex::new(Vec::new()),
+            deferred: Mutex::new(VecDeque::new()),
+            listeners: Mutex::new(Vec::new()),
+            write_error: Mutex::new(None),
+            turn_index: AtomicU64::new(0),
         });
+        if !runner.tools().is_empty() {
+            link.activate_tools(&active);
+        }
+        let control: Arc<dyn SessionControl> = link.clone();
+        runner.bind(ExtensionContext::new(&cwd, Some(control)));
+        super::hooks::install_agent_hooks(&agent, &runner);
+        let events = agent.subscribe_async(event_processor(link.clone(), runner.clone()));
         Ok(Self {
             agent,
             manager,
@@ -84,11 +155,41 @@ impl AgentSession {
             registry,
             api_key,
             emit,
-            write_error,
+            link,
+            runner,
+            expander,
+            require_api_key,
             cancel: Mutex::new(CancellationToken::new()),
             summary_model: Mutex::new(None),
-            _persistence: persistence,
+            _events: events,
         })
+    }
+
+    /// Calls `listener` for every agent event, after the extensions saw it (with a `message_end` replaced by
+    /// an extension already replaced) and before it is written to the session file.
+    pub fn subscribe(&self, listener: impl Fn(&AgentEvent) + Send + Sync + 'static) {
+        let listener: SessionListener = Arc::new(listener);
+        lock(&self.link.listeners).push(listener);
+    }
+
+    /// The session's extensions.
+    pub fn extensions(&self) -> &ExtensionRunner {
+        &self.runner
+    }
+
+    /// The system prompt without per-prompt changes (rebuilt when the active tools change).
+    pub fn base_system_prompt(&self) -> String {
+        lock(&self.link.tools).base_prompt.clone()
+    }
+
+    /// The names of the active tools.
+    pub fn active_tools(&self) -> Vec<String> {
+        self.link.active_tools()
+    }
+
+    /// Activates the named tools (known ones, in this order) and rebuilds the system prompt for them.
+    pub fn set_active_tools(&self, names: &[String]) {
+        self.link.activate_tools(names);
     }
 
     /// Summaries (compaction and branch) are written with `model` (using `api_key`, else the session's key)
@@ -134,21 +235,10 @@ impl AgentSession {
 
     /// The first error writing the session file, if any.
     pub fn write_error(&self) -> Option<String> {
-        lock(&self.write_error).clone()
+        lock(&self.link.write_error).clone()
     }
 
-    /// Runs one prompt: compaction first if the context is already near the window, then the prompt with
-    /// auto-retry, then the after-run compaction check (continuing once after an overflow).
-    pub async fn prompt(&self, text: String) -> Result<(), AgentError> {
-        self.reset_cancel();
-        if self.context_is_near_the_window() {
-            self.compact(CompactionReason::Threshold, false).await;
-        }
-        self.run_with_retry(self.agent.prompt(text)).await?;
-        self.check_compaction_after_run().await
-    }
-
-    async fn run_with_retry<F>(&self, start: F) -> Result<(), AgentError>
+    pub(super) async fn run_with_retry<F>(&self, start: F) -> Result<(), AgentError>
     where
         F: Future<Output = Result<(), AgentError>>,
     {
@@ -157,7 +247,7 @@ impl AgentSession {
         run_with_auto_retry(&self.agent, self.settings.retry, window, self.emit.clone(), &cancel, start).await
     }
 
-    async fn check_compaction_after_run(&self) -> Result<(), AgentError> {
+    pub(super) async fn check_compaction_after_run(&self) -> Result<(), AgentError> {
         let Some(last) = self.agent.messages().last().and_then(AgentMessage::as_assistant).cloned() else {
             return Ok(());
         };
@@ -179,7 +269,7 @@ impl AgentSession {
     /// pi's threshold check: the context (by the last answer's usage) is past the window minus the reserve.
     /// Skipped when the last answer was aborted or is older than the latest compaction (its usage then
     /// describes the context before that compaction).
-    fn context_is_near_the_window(&self) -> bool {
+    pub(super) fn context_is_near_the_window(&self) -> bool {
         let Some(model) = self.agent.state().model else { return false };
         let messages = self.agent.messages();
         let Some(last) = messages.iter().rev().find_map(|message| match message {
@@ -207,7 +297,7 @@ impl AgentSession {
 
     /// Summarizes the older part of the current branch, records the compaction entry and gives the agent
     /// the compacted context. Returns whether it succeeded.
-    async fn compact(&self, reason: CompactionReason, will_retry: bool) -> bool {
+    pub(super) async fn compact(&self, reason: CompactionReason, will_retry: bool) -> bool {
         (self.emit)(&SessionOnlyEvent::AutoCompactionStart { reason });
         let outcome = self.summarize(None).await;
         let (result, error_message) = match outcome {
@@ -233,50 +323,6 @@ impl AgentSession {
         self.agent.wait_for_idle().await;
         self.reset_cancel();
         self.summarize(custom_instructions).await
-    }
-
-    async fn summarize(&self, custom_instructions: Option<&str>) -> Result<Option<serde_json::Value>, String> {
-        let Some(model) = self.summary_model() else { return Ok(None) };
-        let path: Vec<SessionEntry> = self.manager().tree().current_path().into_iter().cloned().collect();
-        let Some(preparation) = prepare_compaction(&path, &self.settings.compaction) else { return Ok(None) };
-        let api_key = self.summary_api_key();
-        let result = compact(
-            &preparation,
-            &model,
-            &self.registry,
-            api_key.as_deref(),
-            custom_instructions,
-            &self.cancel_token(),
-        )
-        .await
-        .map_err(|error| error.to_string())?;
-        let mut manager = self.manager();
-        manager
-            .append_compaction(
-                &result.summary,
-                &result.first_kept_entry_id,
-                result.tokens_before,
-                result.details.clone(),
-            )
-            .map_err(|error| error.to_string())?;
-        self.agent.replace_messages(manager.context().messages);
-        Ok(Some(json!({
-            "summary": result.summary,
-            "firstKeptEntryId": result.first_kept_entry_id,
-            "tokensBefore": result.tokens_before,
-            "details": result.details,
-        })))
-    }
-}
-
-/// Appends a finished message to the session (pi persists these roles at `message_end`).
-fn append(manager: &mut SessionManager, message: &AgentMessage) -> Result<(), SessionError> {
-    match message {
-        AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
-            manager.append_message(message.clone()).map(drop)
-        }
-        AgentMessage::Custom(custom) => manager.append_custom_message(custom).map(drop),
-        _ => Ok(()),
     }
 }
 

@@ -2,6 +2,8 @@
 //! Providers only serialize requests and parse responses; prompts are assembled upstream.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,8 +31,12 @@ pub struct LlmContext {
     pub tools: Vec<ToolSpec>,
 }
 
+/// Sees the request body just before it is sent and returns the body to send (pi's `onPayload`, behind the
+/// `before_provider_request` event).
+pub type PayloadHook = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = Value> + Send>> + Send + Sync>;
+
 /// Per-call options.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct StreamOptions {
     pub api_key: Option<String>,
     /// `None` means thinking off.
@@ -44,6 +50,24 @@ pub struct StreamOptions {
     pub cancel: CancellationToken,
     /// Give up when no bytes arrive for this long (default: providers pick a generous value).
     pub idle_timeout: Option<Duration>,
+    /// Rewrites the request body before it is sent.
+    pub on_payload: Option<PayloadHook>,
+}
+
+impl std::fmt::Debug for StreamOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key is never printed.
+        f.debug_struct("StreamOptions")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("reasoning", &self.reasoning)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .field("session_id", &self.session_id)
+            .field("headers", &self.headers.iter().map(|(name, _)| name).collect::<Vec<_>>())
+            .field("idle_timeout", &self.idle_timeout)
+            .field("on_payload", &self.on_payload.is_some())
+            .finish()
+    }
 }
 
 /// One wire protocol (`openai-completions`, ...).

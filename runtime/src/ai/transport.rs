@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Model;
 use super::error_kind::ProviderErrorKind;
-use super::provider::error_stream;
+use super::provider::{PayloadHook, error_stream};
 use super::stream::{AssistantMessageSender, AssistantMessageStream};
 use crate::protocol::{AssistantMessage, AssistantMessageEvent, DoneReason, ErrorReason, StopReason};
 
@@ -111,6 +111,7 @@ pub fn spawn_sse_call<D: StreamDecoder>(
     request: Result<HttpRequest, String>,
     decoder: D,
     cancel: CancellationToken,
+    on_payload: Option<PayloadHook>,
 ) -> AssistantMessageStream {
     let request = match request {
         Ok(request) => request,
@@ -120,7 +121,7 @@ pub fn spawn_sse_call<D: StreamDecoder>(
         return error_stream(model, format!("the {} provider needs a tokio runtime", model.api));
     };
     let (tx, stream) = AssistantMessageStream::channel();
-    runtime.spawn(run(request, decoder, cancel, tx));
+    runtime.spawn(run(request, decoder, cancel, on_payload, tx));
     stream
 }
 
@@ -138,12 +139,16 @@ impl<T: Into<DecodeError>> From<T> for Failure {
 }
 
 async fn run<D: StreamDecoder>(
-    request: HttpRequest,
+    mut request: HttpRequest,
     mut decoder: D,
     cancel: CancellationToken,
+    on_payload: Option<PayloadHook>,
     tx: AssistantMessageSender,
 ) {
-    let outcome = drive(&request, &mut decoder, &cancel, &tx).await;
+    let outcome = match apply_payload_hook(&mut request, on_payload).await {
+        Ok(()) => drive(&request, &mut decoder, &cancel, &tx).await,
+        Err(error) => Err(Failure::from(error)),
+    };
     let mut message = decoder.take_message();
     let event = match outcome {
         Ok(()) => {
@@ -166,6 +171,16 @@ async fn run<D: StreamDecoder>(
         }
     };
     tx.push(event);
+}
+
+/// Lets the hook rewrite the body (parsed back from the bytes the provider serialized; only when a hook is set).
+async fn apply_payload_hook(request: &mut HttpRequest, on_payload: Option<PayloadHook>) -> Result<(), String> {
+    let Some(hook) = on_payload else { return Ok(()) };
+    let payload: serde_json::Value =
+        serde_json::from_slice(&request.body).map_err(|e| format!("could not read the request back: {e}"))?;
+    let payload = hook(payload).await;
+    request.body = serde_json::to_vec(&payload).map_err(|e| format!("could not serialize the request: {e}"))?;
+    Ok(())
 }
 
 fn emit_all(tx: &AssistantMessageSender, events: &mut Vec<AssistantMessageEvent>) -> Result<(), Failure> {

@@ -1,16 +1,22 @@
-//! The agent's compiled-in skills and prompt templates on disk: unpacked once into
+//! The agent's compiled-in skills, prompt templates and hook scripts on disk: unpacked once into
 //! `<agent dir>/embedded/<name>-<hash>/` (written into a temporary directory beside it, completed with a
 //! marker file, then renamed into place, so a concurrent run either finds the finished directory or
-//! loses the rename race harmlessly). A failure is a warning: the run goes on without them.
+//! loses the rename race harmlessly). Files compiled in as executable get mode 0755; a complete directory
+//! found on a later run gets that bit back if it lost it. A failure is a warning: the run goes on without
+//! them.
 
 use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::definition::EmbeddedResources;
+use crate::definition::{EmbeddedFile, EmbeddedResources};
 
 /// The file whose presence says an unpack directory is complete.
 pub const COMPLETE_MARKER: &str = ".pi-gen-complete";
+
+/// The mode of files compiled in as executable (scripts of hooks and skills).
+pub const EXECUTABLE_MODE: u32 = 0o755;
 
 /// Where the agent's resources are unpacked: `<agent dir>/embedded/<name>-<hash>` (characters that do not
 /// belong in a file name are replaced by `_`).
@@ -29,7 +35,7 @@ pub fn unpack_embedded(agent_dir: &Path, agent_name: &str, resources: &EmbeddedR
         Ok(()) => Some(root),
         Err(error) => {
             eprintln!(
-                "Warning: cannot unpack the agent's built-in skills and prompt templates into {}: {error}; continuing without them",
+                "Warning: cannot unpack the agent's built-in skills, prompt templates and hook scripts into {}: {error}; continuing without them",
                 root.display()
             );
             None
@@ -40,6 +46,7 @@ pub fn unpack_embedded(agent_dir: &Path, agent_name: &str, resources: &EmbeddedR
 /// Makes `root` a complete copy of `resources` unless it already is one.
 fn ensure_unpacked(root: &Path, resources: &EmbeddedResources) -> std::io::Result<()> {
     if root.join(COMPLETE_MARKER).is_file() {
+        restore_executable_bits(root, resources);
         return Ok(());
     }
     let parent = root.parent().ok_or_else(|| invalid("the unpack directory has no parent"))?;
@@ -75,10 +82,31 @@ fn write_all(staging: &Path, resources: &EmbeddedResources) -> std::io::Result<(
             std::fs::create_dir_all(dir)?;
         }
         std::fs::write(&path, &file.contents)?;
+        if file.executable {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(EXECUTABLE_MODE))?;
+        }
     }
     let mut marker = std::fs::File::create(staging.join(COMPLETE_MARKER))?;
     marker.write_all(b"complete\n")?;
     marker.sync_all()
+}
+
+/// Gives the executable files of a complete directory their bit back when they lost it (a copy unpacked by
+/// a build that did not keep it, or changed by hand): one `stat` per executable file, nothing for the
+/// others. Files that are gone or cannot be changed are left alone.
+fn restore_executable_bits(root: &Path, resources: &EmbeddedResources) {
+    for file in resources.files.iter().filter(|file| file.executable) {
+        let Some(path) = unpacked_path(root, file) else { continue };
+        let Ok(metadata) = std::fs::metadata(&path) else { continue };
+        if metadata.is_file() && metadata.permissions().mode() & 0o111 == 0 {
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(EXECUTABLE_MODE));
+        }
+    }
+}
+
+/// Where `file` lives under `root`, when its path stays inside.
+fn unpacked_path(root: &Path, file: &EmbeddedFile) -> Option<PathBuf> {
+    safe_relative(&file.path).map(|relative| root.join(relative))
 }
 
 /// Renames the finished `staging` directory to `root`. When another process got there first its complete

@@ -1,12 +1,13 @@
 //! Tests for unpacking the agent's compiled-in resources.
 
 use std::borrow::Cow;
+use std::os::unix::fs::PermissionsExt as _;
 
 use super::*;
 use crate::definition::EmbeddedFile;
 
 fn file(path: &str, contents: &'static str) -> EmbeddedFile {
-    EmbeddedFile { path: path.to_owned(), contents: Cow::Borrowed(contents.as_bytes()) }
+    EmbeddedFile { path: path.to_owned(), contents: Cow::Borrowed(contents.as_bytes()), executable: false }
 }
 
 fn resources(files: Vec<EmbeddedFile>) -> EmbeddedResources {
@@ -132,4 +133,52 @@ fn names_are_made_safe_and_resource_dirs_stay_inside() {
     assert_eq!(resource_dir(root, "/abs"), None);
     assert_eq!(safe_relative("./a/./b"), Some(PathBuf::from("a/b")));
     assert_eq!(safe_relative("a/../b"), None);
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+}
+
+fn with_script() -> EmbeddedResources {
+    let mut script = file("hooks/redact.sh", "#!/bin/sh\necho '{}'\n");
+    script.executable = true;
+    resources(vec![script, file("prompts/0/fix.md", "Fix $1")])
+}
+
+#[test]
+fn executable_files_are_unpacked_with_the_executable_bit() {
+    let agent = tempfile::tempdir().expect("tempdir");
+    let root = unpack_embedded(agent.path(), "scout", &with_script()).expect("unpacked");
+    assert_eq!(mode(&root.join("hooks/redact.sh")), EXECUTABLE_MODE);
+    assert_eq!(mode(&root.join("prompts/0/fix.md")) & 0o111, 0, "other files are not executable");
+    // Run it directly (retrying on ETXTBSY: a process forked by a parallel test may briefly hold a
+    // descriptor of a file written concurrently).
+    let run = || std::process::Command::new(root.join("hooks/redact.sh")).output();
+    let mut output = run();
+    for _ in 0..20 {
+        match &output {
+            Err(error) if error.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                output = run();
+            }
+            _ => break,
+        }
+    }
+    let output = output.expect("runs");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "{}\n");
+}
+
+#[test]
+fn a_complete_directory_gets_a_lost_executable_bit_back() {
+    let agent = tempfile::tempdir().expect("tempdir");
+    let resources = with_script();
+    let root = unpack_embedded(agent.path(), "scout", &resources).expect("unpacked");
+    let script = root.join("hooks/redact.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    assert_eq!(unpack_embedded(agent.path(), "scout", &resources), Some(root.clone()));
+    assert_eq!(mode(&script), EXECUTABLE_MODE);
+    assert_eq!(mode(&root.join("prompts/0/fix.md")) & 0o111, 0);
+    // A missing file is not an error (nothing is rewritten once the marker is there).
+    std::fs::remove_file(&script).expect("rm");
+    assert_eq!(unpack_embedded(agent.path(), "scout", &resources), Some(root));
 }

@@ -42,6 +42,8 @@ pub enum CliError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("{0}")]
     Agent(String),
+    #[error("the agent's hooks cannot start: {0}")]
+    Hooks(String),
     #[error("{0}")]
     Session(#[from] crate::session::SessionError),
     #[error("no session found matching '{0}'; sessions of this directory are listed by -r, or pass a file path")]

@@ -45,6 +45,7 @@ pub use run_defaults::{DEFAULT_THINKING_LEVEL, RunDefaults};
 pub use settings::{Settings, SettingsProblem};
 
 use crate::AgentDefinition;
+use crate::extension::Extensions;
 use crate::tools::AgentTool;
 
 /// Runs the agent's command line with the process arguments; returns the exit code.
@@ -56,6 +57,16 @@ pub fn run(definition: AgentDefinition) -> ExitCode {
 /// handler): `rust_tools` holds their implementations, matched to the declarations by name. A declared tool
 /// without an implementation, or an implementation nobody declared, stops the run with an error.
 pub fn run_with_tools(definition: AgentDefinition, rust_tools: Vec<Arc<dyn AgentTool>>) -> ExitCode {
+    run_with_extensions(definition, rust_tools, Extensions::new())
+}
+
+/// [`run_with_tools`] plus extensions written in Rust. They run before the YAML's `hooks:`, in the order
+/// given; the tools and commands they register join the agent's.
+pub fn run_with_extensions(
+    definition: AgentDefinition,
+    rust_tools: Vec<Arc<dyn AgentTool>>,
+    extensions: Extensions,
+) -> ExitCode {
     let args = match parse_args(&definition, std::env::args().skip(1)) {
         Ok(args) => args,
         Err(error) => {
@@ -77,7 +88,7 @@ pub fn run_with_tools(definition: AgentDefinition, rust_tools: Vec<Arc<dyn Agent
         }
         return print_stdout(&text);
     }
-    match run_agent(&definition, args, rust_tools) {
+    match run_agent(&definition, args, rust_tools, extensions) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("Error: {error}");
@@ -98,6 +109,7 @@ fn run_agent(
     definition: &AgentDefinition,
     mut args: CliArgs,
     rust_tools: Vec<Arc<dyn AgentTool>>,
+    extensions: Extensions,
 ) -> Result<ExitCode, CliError> {
     if args.mode == Some(OutputMode::Rpc) {
         return Err(CliError::RpcUnavailable);
@@ -118,7 +130,7 @@ fn run_agent(
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
     runtime.block_on(async {
-        let prepared = setup::prepare(definition, &args, rust_tools)?;
+        let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
         modes::run_mode(mode, prepared, args.messages).await
     })
 }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use super::args::OutputMode;
 use super::error::CliError;
 use super::setup::Prepared;
-use crate::agent_session::{AgentSession, SessionEventSink};
+use crate::agent_session::{AgentSession, PromptExpander, SessionEventSink, SessionExtras};
+use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
 use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, SessionOnlyEvent, StopReason};
 use crate::session::SessionHeader;
 
@@ -23,22 +24,49 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
             write_json(event);
         }
     });
-    let session = AgentSession::new(
+    // Like pi's print and json modes: a failing extension is reported on stderr and the run goes on.
+    prepared.extensions.on_error(Arc::new(|error: &ExtensionErrorEvent| {
+        eprintln!("Warning: extension {} failed on {}: {}", error.extension_path, error.event, error.error);
+    }));
+    let resources = prepared.resources;
+    let expander: PromptExpander = Arc::new(move |text: &str| resources.expand(text));
+    let extras = SessionExtras {
+        runner: prepared.extensions.clone(),
+        prompt_builder: Some(prepared.prompt_builder),
+        expander: Some(expander),
+        cwd: prepared.cwd,
+        require_api_key: true,
+    };
+    let session = AgentSession::with_extras(
         prepared.agent,
         prepared.session,
         prepared.session_settings,
         prepared.registry,
         Some(prepared.api_key),
         emit,
+        extras,
     )?;
     if let Some((model, key)) = prepared.summary_model {
         session.set_summary_model(Some((model, Some(key))));
     }
     let agent = session.agent();
-    let _subscription = json.then(|| agent.subscribe(|event: &AgentEvent| write_json(event)));
+    if json {
+        session.subscribe(|event: &AgentEvent| write_json(event));
+    }
+    let runner = session.extensions();
+    let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
+    runner.emit_session_start(&start).await;
+    let mut failure = None;
     for message in messages {
-        let message = prepared.resources.expand(&message);
-        session.prompt(message).await.map_err(|error| CliError::Agent(error.to_string()))?;
+        if let Err(error) = session.prompt(message).await {
+            failure = Some(CliError::Agent(error.to_string()));
+            break;
+        }
+    }
+    let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Quit, target_session_file: None };
+    runner.emit_session_shutdown(&shutdown).await;
+    if let Some(error) = failure {
+        return Err(error);
     }
     let last = agent.state().messages.last().and_then(AgentMessage::as_assistant).cloned();
     // Like pi, only print mode turns a failed or aborted answer into exit code 1; json mode has

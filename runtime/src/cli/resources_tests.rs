@@ -7,7 +7,7 @@ use crate::cli::embedded::COMPLETE_MARKER;
 use crate::definition::{EmbeddedFile, EmbeddedResources};
 
 fn file(path: &str, contents: String) -> EmbeddedFile {
-    EmbeddedFile { path: path.to_owned(), contents: Cow::Owned(contents.into_bytes()) }
+    EmbeddedFile { path: path.to_owned(), contents: Cow::Owned(contents.into_bytes()), executable: false }
 }
 
 fn skill(name: &str, description: &str) -> String {

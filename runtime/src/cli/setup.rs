@@ -16,6 +16,7 @@ use crate::AgentDefinition;
 use crate::agent::{Agent, AgentOptions};
 use crate::agent_session::SessionSettings;
 use crate::ai::{Model, ProviderRegistry, default_registry};
+use crate::extension::{ExtensionContext, ExtensionRunner, Extensions, declarative::hook_extensions};
 use crate::prompt::{SystemPromptBuilder, SystemPromptOptions, load_context_files};
 use crate::session::{SessionManager, coding_agent_convert_to_llm};
 use crate::tools::{AgentTool, ToolEnvironment};
@@ -33,6 +34,11 @@ pub struct Prepared {
     pub api_key: String,
     /// The agent's own summary model (YAML `compaction.model`) and its key, when it has one.
     pub summary_model: Option<(Model, String)>,
+    /// The extensions: Rust ones first, then the YAML's hooks.
+    pub extensions: Arc<ExtensionRunner>,
+    /// Rebuilds the system prompt when the active tools change.
+    pub prompt_builder: SystemPromptBuilder,
+    pub cwd: PathBuf,
 }
 
 /// Resolves everything from files, environment and flags, in the current directory.
@@ -40,9 +46,10 @@ pub fn prepare(
     definition: &AgentDefinition,
     args: &CliArgs,
     rust_tools: Vec<Arc<dyn AgentTool>>,
+    extensions: Extensions,
 ) -> Result<Prepared, CliError> {
     let cwd = std::env::current_dir().map_err(|source| CliError::Read { path: ".".into(), source })?;
-    prepare_in(definition, args, rust_tools, &cwd, &agent_dir(definition))
+    prepare_in(definition, args, rust_tools, extensions, &cwd, &agent_dir(definition))
 }
 
 /// [`prepare`] for a given working directory and agent directory.
@@ -50,6 +57,7 @@ pub(super) fn prepare_in(
     definition: &AgentDefinition,
     args: &CliArgs,
     rust_tools: Vec<Arc<dyn AgentTool>>,
+    mut extensions: Extensions,
     cwd: &Path,
     agent_dir: &Path,
 ) -> Result<Prepared, CliError> {
@@ -62,6 +70,8 @@ pub(super) fn prepare_in(
     // Startup errors in the agent's own tools come before anything is written.
     let custom_tools = build_custom_tools(definition, rust_tools, &environment)?;
     let (tools, tool_warnings) = select_tools(definition, args, &environment, custom_tools);
+    extensions.extend(yaml_hooks(definition, agent_dir)?);
+    let extensions = Arc::new(ExtensionRunner::new(extensions, ExtensionContext::detached(cwd)));
     for warning in warnings.iter().chain(&tool_warnings) {
         eprintln!("Warning: {warning}");
     }
@@ -92,7 +102,27 @@ pub(super) fn prepare_in(
         retry: definition.retry.with_settings(settings.value("retry")),
         compaction: definition.compaction.with_settings(settings.value("compaction")),
     };
-    Ok(Prepared { agent, resources, summary_model, session, session_settings, registry, api_key })
+    Ok(Prepared {
+        agent,
+        resources,
+        summary_model,
+        session,
+        session_settings,
+        registry,
+        api_key,
+        extensions,
+        prompt_builder: prompt,
+        cwd: cwd.to_path_buf(),
+    })
+}
+
+/// The extensions the YAML's `hooks:` describe; scripts they name are run from the unpacked resources.
+fn yaml_hooks(definition: &AgentDefinition, agent_dir: &Path) -> Result<Extensions, CliError> {
+    if definition.hooks.is_empty() {
+        return Ok(Extensions::new());
+    }
+    let resources_dir = super::embedded::unpack_embedded(agent_dir, &definition.name, &definition.resources);
+    hook_extensions(&definition.hooks, resources_dir.as_deref()).map_err(CliError::Hooks)
 }
 
 /// Environment variable: how long a model stream may stay silent before the request fails

@@ -166,7 +166,8 @@ async fn prepare_applies_the_agents_request_and_queue_settings() {
     let (port, recorded) = one_request_listener();
     let definition = house_definition(port);
     let prepared =
-        prepare_in(&definition, &args(&["--no-session"]), Vec::new(), &place.cwd, &place.agent).expect("prepared");
+        prepare_in(&definition, &args(&["--no-session"]), Vec::new(), Default::default(), &place.cwd, &place.agent)
+            .expect("prepared");
     let agent = &prepared.agent;
     let state = agent.state();
     assert_eq!(state.model.as_ref().map(|m| m.id.as_str()), Some("m-think"), "the agent's provider is used");
@@ -192,7 +193,7 @@ async fn startup_errors_in_custom_tools_come_before_any_session_is_written() {
     let mut definition = house_definition(9);
     definition.custom_tools[0].handler = CustomToolHandler::Rust;
     definition.session.dir = Some(place.cwd.join("sessions").to_string_lossy().into_owned());
-    let error = prepare_in(&definition, &args(&[]), Vec::new(), &place.cwd, &place.agent)
+    let error = prepare_in(&definition, &args(&[]), Vec::new(), Default::default(), &place.cwd, &place.agent)
         .err()
         .map(|error| error.to_string())
         .unwrap_or_default();
@@ -208,12 +209,15 @@ async fn a_disabled_session_runs_in_memory_and_the_yaml_dir_holds_enabled_ones()
     let sessions = place.cwd.join("sessions");
     definition.session.dir = Some(sessions.to_string_lossy().into_owned());
     definition.session.enabled = false;
-    let prepared = prepare_in(&definition, &args(&[]), Vec::new(), &place.cwd, &place.agent).expect("prepared");
+    let prepared = prepare_in(&definition, &args(&[]), Vec::new(), Default::default(), &place.cwd, &place.agent)
+        .expect("prepared");
     assert_eq!(prepared.session.path(), None);
     assert!(!sessions.exists(), "nothing is written");
-    let prepared = prepare_in(&definition, &args(&["-c"]), Vec::new(), &place.cwd, &place.agent).expect("prepared");
+    let prepared = prepare_in(&definition, &args(&["-c"]), Vec::new(), Default::default(), &place.cwd, &place.agent)
+        .expect("prepared");
     assert!(prepared.session.path().is_some_and(|path| path.starts_with(&sessions)), "-c asks for a session");
     definition.session.enabled = true;
-    let prepared = prepare_in(&definition, &args(&[]), Vec::new(), &place.cwd, &place.agent).expect("prepared");
+    let prepared = prepare_in(&definition, &args(&[]), Vec::new(), Default::default(), &place.cwd, &place.agent)
+        .expect("prepared");
     assert!(prepared.session.path().is_some_and(|path| path.starts_with(&sessions)));
 }

@@ -130,7 +130,27 @@ impl SessionManager {
         tokens_before: u64,
         details: Option<Value>,
     ) -> Result<String, SessionError> {
-        let id = self.tree.append_compaction(summary, first_kept_entry_id, tokens_before, details, None).id.clone();
+        self.append_compaction_from(summary, first_kept_entry_id, tokens_before, details, false)
+    }
+
+    /// A compaction entry; `from_hook` marks one an extension wrote (`fromHook: true`).
+    pub fn append_compaction_from(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: u64,
+        details: Option<Value>,
+        from_hook: bool,
+    ) -> Result<String, SessionError> {
+        let from_hook = from_hook.then_some(true);
+        let id =
+            self.tree.append_compaction(summary, first_kept_entry_id, tokens_before, details, from_hook).id.clone();
+        self.persist(&id)
+    }
+
+    /// Extension state (a `custom` entry): kept in the file, never sent to the model.
+    pub fn append_custom(&mut self, custom_type: &str, data: Option<Value>) -> Result<String, SessionError> {
+        let id = self.tree.append_custom(custom_type, data).id.clone();
         self.persist(&id)
     }
 

@@ -1,5 +1,5 @@
-//! An agent with two Rust tools: the definition reflects the YAML, and the tools parse their arguments
-//! into the generated structs and call the implementation.
+//! An agent with two Rust tools and two hooks: the definition reflects the YAML (the hook script embedded,
+//! executable), and the tools parse their arguments into the generated structs and call the implementation.
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -52,6 +52,19 @@ fn main() {
     let declared: Vec<&str> = definition.custom_tools.iter().map(|tool| tool.name.as_str()).collect();
     assert_eq!(declared, ["add_item", "list-items", "count"]);
     assert_eq!(definition.custom_tools[0].handler, engine::CustomToolHandler::Rust);
+    assert_eq!(definition.hooks.len(), 2);
+    assert_eq!(definition.hooks[0].name, "stamp");
+    assert!(matches!(
+        &definition.hooks[0].action,
+        engine::extension::HookAction::Command { script: Some(script), .. } if script == "hooks/stamp.sh"
+    ));
+    assert!(matches!(
+        &definition.hooks[1].action,
+        engine::extension::HookAction::BlockToolCall { arguments, .. } if arguments[0].argument == "type"
+    ));
+    let stamp = definition.resources.files.iter().find(|file| file.path == "hooks/stamp.sh").expect("embedded script");
+    assert!(stamp.executable);
+    assert!(stamp.contents.starts_with(b"#!/bin/sh"));
 
     let tools = std::sync::Arc::new(Shelf { items: Mutex::new(Vec::new()) }).rust_tools();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();

@@ -67,7 +67,7 @@ impl ApiProvider for AnthropicMessagesProvider {
         if is_oauth_token(options.api_key.as_deref()) {
             decoder = decoder.with_tool_names(context.tools.iter().map(|t| t.name.clone()).collect());
         }
-        spawn_sse_call(model, request, decoder, options.cancel)
+        spawn_sse_call(model, request, decoder, options.cancel, options.on_payload)
     }
 }
 

@@ -56,7 +56,7 @@ impl ApiProvider for GoogleGenerativeAiProvider {
 
     fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
         let request = build_request(model, context, &options, self.max_retries);
-        spawn_sse_call(model, request, decoder_for(model), options.cancel)
+        spawn_sse_call(model, request, decoder_for(model), options.cancel, options.on_payload)
     }
 }
 

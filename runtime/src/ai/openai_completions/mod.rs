@@ -60,7 +60,7 @@ impl ApiProvider for OpenAiCompletionsProvider {
         let request = build_request(model, context, &options, self.max_retries);
         let decoder =
             CompletionsDecoder { state: StreamState::new(empty_assistant_message(model)), model: model.clone() };
-        spawn_sse_call(model, request, decoder, options.cancel)
+        spawn_sse_call(model, request, decoder, options.cancel, options.on_payload)
     }
 }
 

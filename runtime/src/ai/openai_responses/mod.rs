@@ -61,7 +61,7 @@ impl ApiProvider for OpenAiResponsesProvider {
 
     fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
         let request = build_request(model, context, &options, self.max_retries);
-        spawn_sse_call(model, request, ResponsesDecoder::new(model), options.cancel)
+        spawn_sse_call(model, request, ResponsesDecoder::new(model), options.cancel, options.on_payload)
     }
 }
 

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Answers every event with an empty JSON object.
+echo "{}"

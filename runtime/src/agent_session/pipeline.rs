@@ -1,0 +1,144 @@
+//! `AgentSession::prompt`: the stages of pi's prompt pipeline in order: extension command, `input`,
+//! `/skill:` and template expansion, queueing while streaming, model and key checks, the pre-prompt
+//! compaction check, `[user, next-turn messages]`, `before_agent_start`, the run, and what extensions asked
+//! to do afterwards.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use super::AgentSession;
+use super::link::{Deferred, SessionLink, lock};
+use crate::agent::{AgentError, PromptInput};
+use crate::extension::{EventKind, InputAction, InputSource};
+use crate::protocol::{CompactionReason, ImageContent};
+
+/// What to do with a prompt that arrives while the agent is streaming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamingBehavior {
+    Steer,
+    FollowUp,
+}
+
+/// Options of [`AgentSession::prompt_with`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptOptions {
+    pub images: Vec<ImageContent>,
+    pub source: InputSource,
+    /// Required when the agent may be streaming.
+    pub streaming_behavior: Option<StreamingBehavior>,
+    /// Extension commands, `/skill:` and templates apply (off for prompts extensions send).
+    pub expand: bool,
+}
+
+impl Default for PromptOptions {
+    fn default() -> Self {
+        Self { images: Vec::new(), source: InputSource::Interactive, streaming_behavior: None, expand: true }
+    }
+}
+
+impl AgentSession {
+    /// Runs one prompt through the whole pipeline with default options.
+    pub async fn prompt(&self, text: String) -> Result<(), AgentError> {
+        self.prompt_with(text, PromptOptions::default()).await
+    }
+
+    /// Runs one prompt through the whole pipeline (see the module documentation).
+    pub fn prompt_with(
+        &self,
+        text: String,
+        options: PromptOptions,
+    ) -> Pin<Box<dyn Future<Output = Result<(), AgentError>> + Send + '_>> {
+        Box::pin(async move {
+            self.prompt_stages(text, options).await?;
+            self.run_deferred().await
+        })
+    }
+
+    async fn prompt_stages(&self, text: String, options: PromptOptions) -> Result<(), AgentError> {
+        if options.expand && text.starts_with('/') && self.run_command(&text).await {
+            return Ok(());
+        }
+        let (mut text, mut images) = (text, options.images);
+        if self.runner.has_handlers(EventKind::Input) {
+            match self.runner.emit_input(&text, &images, options.source).await {
+                InputAction::Handled => return Ok(()),
+                InputAction::Transform { text: new_text, images: new_images } => {
+                    text = new_text;
+                    images = new_images.unwrap_or(images);
+                }
+                _ => {}
+            }
+        }
+        if options.expand
+            && let Some(expand) = &self.expander
+        {
+            text = expand(&text);
+        }
+        if self.agent.is_streaming() {
+            let message = PromptInput::Text { text, images }.into_messages();
+            let behavior = options.streaming_behavior.ok_or(AgentError::StreamingBehaviorRequired)?;
+            for message in message {
+                match behavior {
+                    StreamingBehavior::FollowUp => self.agent.follow_up(message),
+                    StreamingBehavior::Steer => self.agent.steer(message),
+                }
+            }
+            return Ok(());
+        }
+        let model = self.agent.state().model.ok_or(AgentError::NoModel)?;
+        if self.require_api_key && self.api_key.as_deref().is_none_or(str::is_empty) {
+            return Err(AgentError::NoApiKey(model.provider));
+        }
+        self.reset_cancel();
+        if self.context_is_near_the_window() {
+            self.compact(CompactionReason::Threshold, false).await;
+        }
+        let mut messages = PromptInput::Text { text: text.clone(), images: images.clone() }.into_messages();
+        messages.append(&mut lock(&self.link.next_turn));
+        let base_prompt = self.base_system_prompt();
+        let outcome = if self.runner.has_handlers(EventKind::BeforeAgentStart) {
+            self.runner.emit_before_agent_start(&text, &images, &base_prompt).await
+        } else {
+            Default::default()
+        };
+        messages.extend(outcome.messages.into_iter().map(SessionLink::custom_message));
+        // A change lasts for this prompt only: without one, the base prompt comes back.
+        self.agent.set_system_prompt(outcome.system_prompt.filter(|prompt| !prompt.is_empty()).unwrap_or(base_prompt));
+        self.run_with_retry(self.agent.prompt(messages)).await?;
+        self.check_compaction_after_run().await
+    }
+
+    /// Runs `/name args` when an extension registered `name`; returns whether it did.
+    async fn run_command(&self, text: &str) -> bool {
+        let body = &text[1..];
+        let (name, args) = match body.find(char::is_whitespace) {
+            Some(at) => (&body[..at], body[at..].trim_start()),
+            None => (body, ""),
+        };
+        let Some(command) = self.runner.command(name).cloned() else { return false };
+        if let Err(error) = (command.handler)(args.to_owned(), self.runner.context()).await {
+            self.runner.report_error(&command.extension, EventKind::Input, &error);
+        }
+        true
+    }
+
+    /// What extensions asked for while the agent was idle: new prompts and triggered runs, in order.
+    async fn run_deferred(&self) -> Result<(), AgentError> {
+        loop {
+            let next = lock(&self.link.deferred).pop_front();
+            match next {
+                None => return Ok(()),
+                Some(Deferred::UserPrompt(text)) => {
+                    let options = PromptOptions { source: InputSource::Extension, expand: false, ..Default::default() };
+                    self.prompt_stages(text, options).await?;
+                }
+                Some(Deferred::Trigger(message)) => {
+                    self.reset_cancel();
+                    self.run_with_retry(self.agent.prompt(*message)).await?;
+                    self.check_compaction_after_run().await?;
+                }
+            }
+        }
+    }
+}
