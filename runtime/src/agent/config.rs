@@ -216,6 +216,15 @@ pub fn default_convert_to_llm() -> ConvertToLlmFn {
 /// Receives the loop's events in order; the loop waits for each `emit` to finish.
 pub trait AgentEventSink: Send + Sync {
     fn emit(&self, event: AgentEvent) -> BoxFuture<'_, ()>;
+
+    /// Emits `message_end` and returns the message the loop goes on with: a listener may have replaced the
+    /// finished message (an extension's `message_end` handler), and the replacement is what later turns see.
+    fn emit_message_end(&self, message: AgentMessage) -> BoxFuture<'_, AgentMessage> {
+        Box::pin(async move {
+            self.emit(AgentEvent::MessageEnd { message: message.clone() }).await;
+            message
+        })
+    }
 }
 
 /// Any synchronous closure is a sink.

@@ -31,13 +31,14 @@ pub async fn run_agent_loop(
     sink: &dyn AgentEventSink,
 ) -> Result<Vec<AgentMessage>, AgentLoopError> {
     let mut context = context;
-    context.messages.extend(prompts.iter().cloned());
-    let mut new_messages = prompts.clone();
+    let mut new_messages = Vec::with_capacity(prompts.len());
     sink.emit(AgentEvent::AgentStart).await;
     sink.emit(AgentEvent::TurnStart).await;
     for prompt in prompts {
         sink.emit(AgentEvent::MessageStart { message: prompt.clone() }).await;
-        sink.emit(AgentEvent::MessageEnd { message: prompt }).await;
+        let prompt = sink.emit_message_end(prompt).await;
+        context.messages.push(prompt.clone());
+        new_messages.push(prompt);
     }
     run_turns(&mut context, &mut new_messages, config, cancel, sink).await?;
     Ok(new_messages)
@@ -89,7 +90,7 @@ async fn run_turns(
             }
             for message in std::mem::take(&mut pending) {
                 sink.emit(AgentEvent::MessageStart { message: message.clone() }).await;
-                sink.emit(AgentEvent::MessageEnd { message: message.clone() }).await;
+                let message = sink.emit_message_end(message).await;
                 context.messages.push(message.clone());
                 new_messages.push(message);
             }

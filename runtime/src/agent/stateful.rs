@@ -441,6 +441,18 @@ impl StateSink<'_> {
 }
 
 impl AgentEventSink for StateSink<'_> {
+    /// The state's last message after the listeners ran: a listener replaces a finished message there.
+    fn emit_message_end(&self, message: AgentMessage) -> BoxFuture<'_, AgentMessage> {
+        Box::pin(async move {
+            self.emit(AgentEvent::MessageEnd { message: message.clone() }).await;
+            let state = lock(&self.0.state);
+            match state.messages.last() {
+                Some(last) if last.role() == message.role() => last.clone(),
+                _ => message,
+            }
+        })
+    }
+
     fn emit(&self, event: AgentEvent) -> BoxFuture<'_, ()> {
         self.reduce(&event);
         let listeners: Vec<Listener> = lock(&self.0.listeners).iter().map(|(_, l)| l.clone()).collect();

@@ -89,6 +89,8 @@ async fn finish(message: AssistantMessage, started: bool, sink: &dyn AgentEventS
     if !started {
         sink.emit(AgentEvent::MessageStart { message: AgentMessage::Assistant(message.clone()) }).await;
     }
-    sink.emit(AgentEvent::MessageEnd { message: AgentMessage::Assistant(message.clone()) }).await;
-    message
+    match sink.emit_message_end(AgentMessage::Assistant(message.clone())).await {
+        AgentMessage::Assistant(replaced) => replaced,
+        _ => message,
+    }
 }

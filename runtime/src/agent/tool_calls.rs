@@ -268,8 +268,10 @@ impl Batch<'_> {
             timestamp: now_ms(),
         };
         self.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(message.clone()) }).await;
-        self.emit(AgentEvent::MessageEnd { message: AgentMessage::ToolResult(message.clone()) }).await;
-        message
+        match self.sink.emit_message_end(AgentMessage::ToolResult(message.clone())).await {
+            AgentMessage::ToolResult(replaced) => replaced,
+            _ => message,
+        }
     }
 
     async fn emit_result_messages(&self, finalized: Vec<Finalized>) -> Vec<ToolResultMessage> {

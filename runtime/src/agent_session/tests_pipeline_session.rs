@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use super::*;
@@ -126,4 +127,98 @@ async fn an_extension_can_cancel_a_move_in_the_session_tree() {
     assert!(error.contains("cancelled"), "{error}");
     assert_eq!(session.manager().tree().leaf_id().map(str::to_owned), leaf, "the leaf did not move");
     assert_eq!(moved.load(Ordering::SeqCst), 0);
+}
+
+/// A tool registered by an extension, with its own line and guideline for the system prompt.
+struct Clock {
+    schema: Value,
+    guidelines: Vec<String>,
+}
+
+impl crate::tools::AgentTool for Clock {
+    fn name(&self) -> &str {
+        "clock"
+    }
+    fn label(&self) -> &str {
+        "Clock"
+    }
+    fn description(&self) -> &str {
+        "Tells the time"
+    }
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Read the project clock")
+    }
+    fn prompt_guidelines(&self) -> &[String] {
+        &self.guidelines
+    }
+    fn execute(&self, _args: Value, _ctx: crate::tools::ToolContext) -> crate::tools::ToolFuture<'_> {
+        Box::pin(async { Ok(crate::protocol::AgentToolResult::text("12:00")) })
+    }
+}
+
+/// Registers the clock, queues a follow-up after every tool, and signs every finished answer.
+struct ClockExtension;
+
+impl Extension for ClockExtension {
+    fn name(&self) -> &str {
+        "clock"
+    }
+
+    fn register(&self, registrar: &mut ExtensionRegistrar) {
+        registrar.tool(Arc::new(Clock {
+            schema: json!({"type": "object", "properties": {}}),
+            guidelines: vec!["Ask the clock before guessing the time".to_owned()],
+        }));
+    }
+
+    async fn tool_execution_end(&self, _event: &ToolExecutionEndEvent, ctx: &ExtensionContext) -> HookResult<()> {
+        let message = ExtensionMessage { display: true, ..ExtensionMessage::text("reminder", "double-check the time") };
+        ctx.send_message(message, SendOptions { deliver_as: Some(Delivery::FollowUp), ..SendOptions::default() });
+        Ok(())
+    }
+
+    async fn message_end(&self, event: &MessageEvent, _ctx: &ExtensionContext) -> HookResult<Option<AgentMessage>> {
+        let AgentMessage::Assistant(answer) = &event.message else { return Ok(None) };
+        let mut signed = answer.clone();
+        signed.content.push(crate::protocol::AssistantContent::text(" (signed)"));
+        Ok(Some(AgentMessage::Assistant(signed)))
+    }
+}
+
+#[tokio::test]
+async fn registered_tools_follow_ups_and_replaced_messages() {
+    let dir = TempDir::new().unwrap();
+    let responses = vec![
+        ScriptedResponse::tool_call("clock", json!({})),
+        ScriptedResponse::text("It is noon."),
+        ScriptedResponse::text("Still noon."),
+    ];
+    let (session, provider) = make_session(&dir, responses, Extensions::new().with(ClockExtension));
+    assert_eq!(session.active_tools(), ["read", "bash", "clock"]);
+    session.prompt("What time is it?".into()).await.unwrap();
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3, "the follow-up started one more turn");
+    let first = &requests[0].context;
+    assert!(first.system_prompt.contains("- clock: Read the project clock"), "{}", first.system_prompt);
+    assert!(first.system_prompt.contains("- Ask the clock before guessing the time"), "{}", first.system_prompt);
+    assert_eq!(first.tools.iter().map(|tool| tool.name.as_str()).collect::<Vec<_>>(), ["read", "bash", "clock"]);
+    assert_eq!(texts(&requests[1].context).last().unwrap(), "tool: 12:00");
+    assert_eq!(
+        texts(&requests[2].context)[3..],
+        ["assistant: It is noon. (signed)", "user: double-check the time"],
+        "the replaced answer and the follow-up reach the next call"
+    );
+    let entries = load_session_file(session.manager().path().unwrap()).unwrap().entries;
+    let saved: Vec<String> = entries
+        .iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::Message { message: AgentMessage::Assistant(answer) } => Some(answer.text()),
+            EntryKind::CustomMessage { custom_type, display, .. } => Some(format!("{custom_type} {display}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(saved, [" (signed)", "It is noon. (signed)", "reminder true", "Still noon. (signed)"]);
 }
