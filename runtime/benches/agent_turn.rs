@@ -9,35 +9,15 @@ use std::sync::Arc;
 use divan::Bencher;
 use pi_runtime::agent::{Agent, AgentOptions, validate_tool_arguments};
 use pi_runtime::ai::{Model, ScriptedProvider, ScriptedResponse};
-use pi_runtime::protocol::{AgentEvent, AgentMessage, AgentToolResult, UserMessage};
-use pi_runtime::tools::{AgentTool, ToolContext, ToolFuture};
+use pi_runtime::protocol::{AgentEvent, AgentMessage, UserMessage};
 use serde_json::{Value, json};
+
+#[path = "common/instant_tool.rs"]
+mod instant_tool;
+use instant_tool::InstantTool;
 
 fn main() {
     divan::main();
-}
-
-/// A tool that answers at once, so the measurement is the runtime's own work.
-struct InstantTool {
-    schema: Value,
-}
-
-impl AgentTool for InstantTool {
-    fn name(&self) -> &str {
-        "read"
-    }
-    fn label(&self) -> &str {
-        "read"
-    }
-    fn description(&self) -> &str {
-        "Read a file"
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
-    }
-    fn execute(&self, _args: Value, _ctx: ToolContext) -> ToolFuture<'_> {
-        Box::pin(async { Ok(AgentToolResult::text("Hello from the fixture file.\nSecond line.\n")) })
-    }
 }
 
 fn read_schema() -> Value {

@@ -12,10 +12,13 @@ use pi_runtime::agent::{Agent, AgentOptions};
 use pi_runtime::agent_session::{AgentSession, SessionEventSink, SessionExtras, SessionSettings};
 use pi_runtime::ai::{Model, ProviderRegistry, ScriptedProvider, ScriptedResponse};
 use pi_runtime::extension::{Extension, ExtensionContext, ExtensionRunner, Extensions};
-use pi_runtime::protocol::{AgentToolResult, SessionOnlyEvent};
+use pi_runtime::protocol::SessionOnlyEvent;
 use pi_runtime::session::SessionManager;
-use pi_runtime::tools::{AgentTool, ToolContext, ToolFuture};
-use serde_json::{Value, json};
+use serde_json::json;
+
+#[path = "common/instant_tool.rs"]
+mod instant_tool;
+use instant_tool::InstantTool;
 
 fn main() {
     divan::main();
@@ -27,29 +30,6 @@ struct Noop(String);
 impl Extension for Noop {
     fn name(&self) -> &str {
         &self.0
-    }
-}
-
-/// A tool that answers at once, so the measurement is the runtime's own work.
-struct InstantTool {
-    schema: Value,
-}
-
-impl AgentTool for InstantTool {
-    fn name(&self) -> &str {
-        "read"
-    }
-    fn label(&self) -> &str {
-        "read"
-    }
-    fn description(&self) -> &str {
-        "Read a file"
-    }
-    fn parameters(&self) -> &Value {
-        &self.schema
-    }
-    fn execute(&self, _args: Value, _ctx: ToolContext) -> ToolFuture<'_> {
-        Box::pin(async { Ok(AgentToolResult::text("Hello from the fixture file.\nSecond line.\n")) })
     }
 }
 
