@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
-use crate::agent::{Agent, BoxFuture};
+use crate::agent::{Agent, BoxFuture, PromptInput};
 use crate::ai::Model;
 use crate::extension::*;
 use crate::prompt::SystemPromptBuilder;
-use crate::protocol::{AgentEvent, AgentMessage, CustomMessage, UserContent, UserMessage, now_ms};
+use crate::protocol::{AgentEvent, AgentMessage, CustomMessage, now_ms};
 use crate::session::{SessionError, SessionManager};
 use crate::tools::AgentTool;
 
@@ -73,15 +73,13 @@ impl SessionLink {
     /// Makes the named tools active (in the order given, unknown names skipped) and rebuilds the base prompt.
     pub fn activate_tools(&self, names: &[String]) {
         let mut state = lock(&self.tools);
-        let active: Vec<Arc<dyn AgentTool>> = names
-            .iter()
-            .filter_map(|name| state.all.iter().find(|tool| tool.name() == name).cloned())
-            .fold(Vec::new(), |mut unique, tool| {
-                if !unique.iter().any(|seen: &Arc<dyn AgentTool>| seen.name() == tool.name()) {
-                    unique.push(tool);
-                }
-                unique
-            });
+        let mut active: Vec<Arc<dyn AgentTool>> = Vec::new();
+        for name in names {
+            let known = state.all.iter().find(|tool| tool.name() == name);
+            if let Some(tool) = known.filter(|_| !active.iter().any(|seen| seen.name() == name)) {
+                active.push(tool.clone());
+            }
+        }
         state.active = active.iter().map(|tool| tool.name().to_owned()).collect();
         if let Some(builder) = &state.builder {
             state.base_prompt = builder.build(&active);
@@ -124,13 +122,6 @@ impl SessionLink {
             content: message.content,
             display: message.display,
             details: message.details,
-            timestamp: now_ms(),
-        })
-    }
-
-    fn user_message(text: String) -> AgentMessage {
-        AgentMessage::User(UserMessage {
-            content: crate::protocol::MessageContent::Blocks(vec![UserContent::text(text)]),
             timestamp: now_ms(),
         })
     }
@@ -273,11 +264,13 @@ impl SessionControl for SessionLink {
             lock(&self.deferred).push_back(Deferred::UserPrompt(text));
             return;
         }
-        let message = Self::user_message(text);
-        match deliver_as {
-            Some(Delivery::FollowUp) => self.agent.follow_up(message),
-            Some(Delivery::NextTurn) => lock(&self.next_turn).push(message),
-            _ => self.agent.steer(message),
+        // The same user message a prompt makes of its text.
+        for message in PromptInput::from(text).into_messages() {
+            match deliver_as {
+                Some(Delivery::FollowUp) => self.agent.follow_up(message),
+                Some(Delivery::NextTurn) => lock(&self.next_turn).push(message),
+                _ => self.agent.steer(message),
+            }
         }
     }
 

@@ -105,7 +105,12 @@ impl AgentSession {
         messages.extend(outcome.messages.into_iter().map(SessionLink::custom_message));
         // A change lasts for this prompt only: without one, the base prompt comes back.
         self.agent.set_system_prompt(outcome.system_prompt.filter(|prompt| !prompt.is_empty()).unwrap_or(base_prompt));
-        self.run_with_retry(self.agent.prompt(messages)).await?;
+        self.run_and_check(messages).await
+    }
+
+    /// The run itself: with auto-retry, then the after-run compaction check.
+    async fn run_and_check(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
+        self.run_with_retry(self.agent.prompt(input)).await?;
         self.check_compaction_after_run().await
     }
 
@@ -135,8 +140,7 @@ impl AgentSession {
                 }
                 Some(Deferred::Trigger(message)) => {
                     self.reset_cancel();
-                    self.run_with_retry(self.agent.prompt(*message)).await?;
-                    self.check_compaction_after_run().await?;
+                    self.run_and_check(*message).await?;
                 }
             }
         }

@@ -9,6 +9,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::time::Instant;
 
+use crate::tools::bash::GroupKiller;
+
 /// Bytes of stdout and of stderr kept; stdout beyond this is an error, stderr keeps its last part.
 pub(super) const OUTPUT_CAP: usize = 1024 * 1024;
 /// How long output is still read after the shell exits (data already in the pipes). Background processes
@@ -94,29 +96,6 @@ impl Captured {
     }
 }
 
-/// Kills the process group when dropped while armed (the hook's future was dropped, or it timed out).
-struct GroupKiller {
-    pgid: Option<i32>,
-}
-
-impl GroupKiller {
-    fn kill(&self) {
-        if let Some(pgid) = self.pgid.filter(|pgid| *pgid > 0) {
-            // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses the process group
-            // the shell leads (spawned with process_group(0), so its pgid is its pid).
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 async fn sleep_until_opt(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
@@ -153,7 +132,7 @@ pub(super) async fn run(invocation: Invocation<'_>) -> Result<Finished, RunError
         .process_group(0)
         .spawn()
         .map_err(|error| RunError::Io(format!("cannot start {}: {error}", invocation.shell.display())))?;
-    let mut killer = GroupKiller { pgid: child.id().and_then(|id| i32::try_from(id).ok()) };
+    let mut killer = GroupKiller::for_child(&child);
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let child_stdin = child.stdin.take();

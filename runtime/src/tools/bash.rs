@@ -230,12 +230,19 @@ impl OutputAccumulator {
 }
 
 /// Kills the command's process group when dropped while still armed (e.g. the tool future was dropped).
-struct GroupKiller {
-    pgid: Option<i32>,
+/// Shared by every child the runtime runs in its own process group (bash, command tools, command hooks).
+pub(crate) struct GroupKiller {
+    /// `None` once disarmed.
+    pub(crate) pgid: Option<i32>,
 }
 
 impl GroupKiller {
-    fn kill(&self) {
+    /// Armed for `child`, which must have been spawned with `process_group(0)`.
+    pub(crate) fn for_child(child: &tokio::process::Child) -> Self {
+        Self { pgid: child.id().and_then(|id| i32::try_from(id).ok()) }
+    }
+
+    pub(crate) fn kill(&self) {
         if let Some(pgid) = self.pgid.filter(|p| *p > 0) {
             // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses the process group
             // that the shell leads (it was spawned with process_group(0), so its pgid is its pid).
@@ -398,7 +405,7 @@ pub async fn run_command_with(
         // `cmd` is dropped at the end of this block, closing our copies of the pipe's write end.
         cmd.spawn().map_err(|e| io_err("start bash", e))?
     };
-    let mut killer = GroupKiller { pgid: child.id().and_then(|id| i32::try_from(id).ok()) };
+    let mut killer = GroupKiller::for_child(&child);
     let mut rx = pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(|e| io_err("read output", e))?;
     let child_stdin = child.stdin.take();
     // Dropping the pipe (when the write is done, or with this future when the run ends) closes the command's
