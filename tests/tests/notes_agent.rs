@@ -114,6 +114,11 @@ async fn rust_tools_write_the_notes_file_and_report_to_the_model() {
     let system = first["messages"][0]["content"].as_str().expect("system prompt");
     assert!(system.contains("add_note"), "{system}");
     assert!(system.contains("Call list_notes before remove_note so the number is current"), "{system}");
+    assert!(system.contains("<name>tidy-notes</name>"), "the embedded skill is offered: {system}");
+    let location = system.split("<location>").nth(1).and_then(|rest| rest.split("</location>").next());
+    let skill_file = location.expect("the skill's location");
+    let skill = std::fs::read_to_string(skill_file).expect("the skill is unpacked where the prompt says");
+    assert!(skill.starts_with("---\nname: tidy-notes\n"), "{skill}");
 
     assert_eq!(
         tool_results(&requests[1].body),
@@ -131,7 +136,8 @@ async fn tool_errors_and_bad_arguments_reach_the_model_as_error_results() {
     let mock = server(json!({"responses": [
         {"toolCalls": [
             {"id": "call_gone", "name": "remove_note", "arguments": {"number": 9}},
-            {"id": "call_ok", "name": "remove_note", "arguments": {"number": 1}},
+            // Some models write integers as `1.0`; the Rust tool's integer argument still gets 1.
+            {"id": "call_ok", "name": "remove_note", "arguments": {"number": 1.0}},
             {"id": "call_bad", "name": "add_note", "arguments": {"tags": ["x"]}}
         ]},
         {"text": "Removed the first note."}

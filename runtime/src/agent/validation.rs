@@ -87,6 +87,9 @@ fn coerce(value: Value, schema: &Value) -> Value {
     {
         value = converted;
     }
+    if kinds.contains(&"integer") && !kinds.contains(&"number") {
+        value = integral_float_as_integer(value);
+    }
     match value {
         Value::Object(map) if kinds.contains(&"object") || kinds.is_empty() => {
             Value::Object(coerce_object(map, schema))
@@ -133,6 +136,16 @@ fn coerce_array(items: Vec<Value>, schema: &Value) -> Vec<Value> {
             .collect(),
         Some(item_schema @ Value::Object(_)) => items.into_iter().map(|item| coerce(item, item_schema)).collect(),
         _ => items,
+    }
+}
+
+/// `3.0` as `3`: JSON Schema counts it as an integer, but a tool reading an integer type would refuse it.
+fn integral_float_as_integer(value: Value) -> Value {
+    match value.as_f64() {
+        Some(float) if value.is_f64() && float.fract() == 0.0 && float.abs() < 9_007_199_254_740_992.0 => {
+            Value::from(float as i64)
+        }
+        _ => value,
     }
 }
 
@@ -230,6 +243,19 @@ mod tests {
         let multi = json!({"type": "object", "properties": {"n": {"type": ["integer", "null"]}}});
         assert_eq!(validate_tool_arguments(&multi, "t", json!({"n": null})), Ok(json!({"n": null})));
         assert_eq!(validate_tool_arguments(&multi, "t", json!({"n": "4"})), Ok(json!({"n": 4})));
+    }
+
+    #[test]
+    fn integral_floats_become_integers_where_the_schema_wants_an_integer() {
+        let args = json!({"path": "a", "offset": 3.0, "ratio": 2.0, "nested": {"depth": -1.0}});
+        let coerced = validate_tool_arguments(&schema(), "t", args).expect("coerced");
+        assert!(coerced["offset"].is_i64(), "{coerced}");
+        assert!(coerced["nested"]["depth"].is_i64(), "{coerced}");
+        assert!(coerced["ratio"].is_f64(), "a number stays a float: {coerced}");
+        let offset: i64 = serde_json::from_value(coerced["offset"].clone()).expect("an i64");
+        assert_eq!(offset, 3);
+        let huge = validate_tool_arguments(&schema(), "t", json!({"path": "a", "offset": 1e300})).expect("valid");
+        assert!(huge["offset"].is_f64(), "beyond 2^53 the value is left alone: {huge}");
     }
 
     #[test]
