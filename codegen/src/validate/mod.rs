@@ -3,6 +3,7 @@
 
 mod hooks;
 mod schema_errors;
+mod template_names;
 mod tools;
 
 use std::collections::BTreeSet;

@@ -129,6 +129,9 @@ fn check_command(command: &str, parameters: Option<&Value>, path: &YamlPath, out
             return;
         }
     };
+    for message in super::template_names::unknown_names(command) {
+        out.push(Problem::value(path.clone(), message));
+    }
     let Some(parameters) = parameters else { return };
     let declared: Vec<String> = parameters
         .get("properties")
@@ -138,7 +141,7 @@ fn check_command(command: &str, parameters: Option<&Value>, path: &YamlPath, out
     let mut used: Vec<String> = template.undeclared_variables(false).into_iter().collect();
     used.sort();
     for variable in used {
-        if declared.contains(&variable) {
+        if declared.contains(&variable) || env.globals().any(|(global, _)| global == variable) {
             continue;
         }
         let hint = match did_you_mean(&variable, declared.iter().map(String::as_str)) {

@@ -143,6 +143,29 @@ fn custom_tool_schemas_and_handlers_are_checked() {
 }
 
 #[test]
+fn command_templates_may_use_builtin_functions_but_not_unknown_filters_or_tests() {
+    let tool = |command: &str| {
+        format!(
+            "version: 1\nname: a\ntools:\n  custom:\n    - name: t\n      description: d\n      \
+             parameters: {{ type: object, properties: {{ n: {{ type: integer }}, w: {{ type: string }} }} }}\n      \
+             command: \"{command}\"\n"
+        )
+    };
+    let fine = tool("{% for i in range(n) %}{{ w | upper }}{% endfor %}{% if w is defined %}x{% endif %}");
+    assert_eq!(errors(&fine), Vec::<String>::new());
+    let found = errors(&tool("echo {{ w | uper }} {% if n is od %}odd{% endif %}"));
+    assert_eq!(
+        found,
+        [
+            "agent.yaml:8:16: tools.custom[0].command: the command uses the filter `uper`, which does not exist; \
+             did you mean `upper`?",
+            "agent.yaml:8:16: tools.custom[0].command: the command uses the test `od`, which does not exist; \
+             did you mean `odd`?",
+        ]
+    );
+}
+
+#[test]
 fn system_prompt_templates_may_use_only_known_variables() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("system.md.j2"), "You are {{ name }}. {{ tols }}").expect("write");
