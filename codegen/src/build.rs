@@ -63,6 +63,9 @@ pub fn build_agent(request: &BuildRequest) -> Result<PathBuf, SpecError> {
     let target_dir = request.target_dir.clone().unwrap_or_else(default_target_dir);
     let crate_dir = target_dir.join("crates").join(&spec.name);
     emit_crate(&spec, &request.spec_path, &crate_dir, &request.emit)?;
+    // A destination that cannot be created fails now, not after minutes of compiling.
+    let binary = binary_path(request.output.as_deref(), &spec.name);
+    prepare_destination(&binary)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command.arg("build").arg("--manifest-path").arg(crate_dir.join("Cargo.toml")).env("CARGO_TARGET_DIR", &target_dir);
@@ -81,17 +84,23 @@ pub fn build_agent(request: &BuildRequest) -> Result<PathBuf, SpecError> {
     }
     let profile = if request.release { "release" } else { "debug" };
     let built = target_dir.join(profile).join(&spec.name);
-    let binary = binary_path(request.output.as_deref(), &spec.name);
     install(&built, &binary)?;
     Ok(binary)
+}
+
+/// Creates the directory the binary goes to.
+fn prepare_destination(binary: &Path) -> Result<(), SpecError> {
+    match binary.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        Some(parent) => {
+            std::fs::create_dir_all(parent).map_err(|source| SpecError::Write { path: parent.to_path_buf(), source })
+        }
+        None => Ok(()),
+    }
 }
 
 /// Copies the binary next to its final name and renames it into place, so a running copy is never
 /// overwritten in the middle.
 fn install(built: &Path, binary: &Path) -> Result<(), SpecError> {
-    if let Some(parent) = binary.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| SpecError::Write { path: parent.to_path_buf(), source })?;
-    }
     let staging = binary.with_extension(format!("partial-{}", std::process::id()));
     std::fs::copy(built, &staging).map_err(|source| SpecError::Write { path: staging.clone(), source })?;
     std::fs::rename(&staging, binary).map_err(|source| SpecError::Write { path: binary.to_path_buf(), source })
