@@ -7,6 +7,10 @@ use std::sync::OnceLock;
 
 use pi_codegen::{BuildRequest, build_agent};
 
+mod rpc_client;
+
+pub use rpc_client::RpcClient;
+
 /// The pi-gen workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
@@ -108,6 +112,18 @@ impl Sandbox {
         stdin.write_all(input.as_bytes()).await.expect("write stdin");
         drop(stdin);
         child.wait_with_output().await.expect("agent runs")
+    }
+
+    /// Starts `binary --mode rpc` plus `args` with piped stdin and stdout (stderr is inherited).
+    pub fn spawn_rpc(&self, binary: &Path, args: &[&str]) -> RpcClient {
+        let child = self
+            .command(binary, &[&["--mode", "rpc"], args].concat())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("agent starts");
+        RpcClient::new(child)
     }
 
     fn command(&self, binary: &Path, args: &[&str]) -> tokio::process::Command {

@@ -204,11 +204,14 @@ async fn a_full_context_window_is_compacted_and_the_next_request_carries_the_sum
     assert!(output.status.success(), "{}", stderr(&output));
     let events: Vec<Value> =
         stdout(&output).lines().map(|line| serde_json::from_str(line).expect("json event")).collect();
-    let starts: Vec<&Value> = events.iter().filter(|event| event["type"] == "auto_compaction_start").collect();
+    let starts: Vec<&Value> = events.iter().filter(|event| event["type"] == "compaction_start").collect();
     assert_eq!(starts.len(), 1, "the answer from before the compaction does not trigger another: {starts:?}");
     let start = starts[0];
     assert_eq!(start["reason"], "threshold");
-    let end = events.iter().find(|event| event["type"] == "auto_compaction_end").expect("compaction ended");
+    // pi 0.73 names them compaction_start / compaction_end, the end repeating the reason.
+    let end = events.iter().find(|event| event["type"] == "compaction_end").expect("compaction ended");
+    assert_eq!(end["reason"], "threshold");
+    assert_eq!(end["willRetry"], false);
     assert!(end["result"]["summary"].as_str().is_some_and(|s| s.contains("Ship the plan.")), "{end}");
 
     let requests = mock.requests();

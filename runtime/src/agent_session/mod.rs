@@ -2,6 +2,7 @@
 //! loop: session persistence, auto-retry, auto and manual compaction, and tree navigation.
 
 mod auto_retry;
+mod controls;
 mod hooks;
 mod link;
 mod navigation;
@@ -18,7 +19,8 @@ mod tests_session;
 mod tests_retry;
 
 pub use auto_retry::{RetryDecision, RetrySettings, RetryState, SessionEventSink, run_with_auto_retry};
+pub use controls::{ContextUsage, SessionNameError, SessionStats, TokenTotals};
 pub use link::SessionListener;
 pub use navigation::Navigation;
 pub use pipeline::{PromptOptions, StreamingBehavior};
-pub use session::{AgentSession, PromptExpander, SessionExtras, SessionSettings};
+pub use session::{AgentSession, NOTHING_TO_COMPACT, PromptExpander, SessionExtras, SessionSettings};

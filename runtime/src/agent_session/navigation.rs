@@ -69,7 +69,7 @@ impl AgentSession {
                 && let Some(model) = self.summary_model()
             {
                 let options = BranchSummaryOptions {
-                    reserve_tokens: self.settings.compaction.reserve_tokens,
+                    reserve_tokens: self.settings().compaction.reserve_tokens,
                     custom_instructions,
                     replace_instructions: false,
                 };

@@ -76,14 +76,8 @@ impl AgentSession {
             text = expand(&text);
         }
         if self.agent.is_streaming() {
-            let message = PromptInput::Text { text, images }.into_messages();
             let behavior = options.streaming_behavior.ok_or(AgentError::StreamingBehaviorRequired)?;
-            for message in message {
-                match behavior {
-                    StreamingBehavior::FollowUp => self.agent.follow_up(message),
-                    StreamingBehavior::Steer => self.agent.steer(message),
-                }
-            }
+            self.enqueue(text, images, behavior);
             return Ok(());
         }
         let model = self.agent.state().model.ok_or(AgentError::NoModel)?;
@@ -106,6 +100,25 @@ impl AgentSession {
         // A change lasts for this prompt only: without one, the base prompt comes back.
         self.agent.set_system_prompt(outcome.system_prompt.filter(|prompt| !prompt.is_empty()).unwrap_or(base_prompt));
         self.run_and_check(messages).await
+    }
+
+    /// Queues a message for the running agent (or its next run): steering is delivered after the current
+    /// tool calls, a follow-up once the agent would stop. `/skill:` and templates are expanded first.
+    pub fn queue_message(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {
+        let text = match &self.expander {
+            Some(expand) => expand(&text),
+            None => text,
+        };
+        self.enqueue(text, images, behavior);
+    }
+
+    fn enqueue(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {
+        for message in (PromptInput::Text { text, images }).into_messages() {
+            match behavior {
+                StreamingBehavior::FollowUp => self.agent.follow_up(message),
+                StreamingBehavior::Steer => self.agent.steer(message),
+            }
+        }
     }
 
     /// The run itself: with auto-retry, then the after-run compaction check.

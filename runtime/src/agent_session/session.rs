@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio_util::sync::CancellationToken;
@@ -61,7 +61,9 @@ impl SessionExtras {
 pub struct AgentSession {
     pub(super) agent: Agent,
     pub(super) manager: Arc<Mutex<SessionManager>>,
-    pub(super) settings: SessionSettings,
+    settings: Mutex<SessionSettings>,
+    /// A compaction is being written (automatic or requested).
+    pub(super) compacting: AtomicBool,
     pub(super) registry: Arc<ProviderRegistry>,
     pub(super) api_key: Option<String>,
     pub(super) emit: SessionEventSink,
@@ -151,7 +153,8 @@ impl AgentSession {
         Ok(Self {
             agent,
             manager,
-            settings,
+            settings: Mutex::new(settings),
+            compacting: AtomicBool::new(false),
             registry,
             api_key,
             emit,
@@ -196,6 +199,15 @@ impl AgentSession {
     /// instead of the agent's own; `None` goes back to the agent's model.
     pub fn set_summary_model(&self, model: Option<(Model, Option<String>)>) {
         *lock(&self.summary_model) = model;
+    }
+
+    /// The retry and compaction settings in effect.
+    pub fn settings(&self) -> SessionSettings {
+        *lock(&self.settings)
+    }
+
+    pub(super) fn settings_mut(&self) -> MutexGuard<'_, SessionSettings> {
+        lock(&self.settings)
     }
 
     /// The model summaries are written with.
@@ -244,7 +256,7 @@ impl AgentSession {
     {
         let window = self.agent.state().model.map(|model| model.context_window);
         let cancel = self.cancel_token();
-        run_with_auto_retry(&self.agent, self.settings.retry, window, self.emit.clone(), &cancel, start).await
+        run_with_auto_retry(&self.agent, self.settings().retry, window, self.emit.clone(), &cancel, start).await
     }
 
     pub(super) async fn check_compaction_after_run(&self) -> Result<(), AgentError> {
@@ -282,7 +294,7 @@ impl AgentSession {
             return false;
         }
         let tokens = estimate_context_tokens(&messages).tokens;
-        should_compact(tokens, model.context_window, &self.settings.compaction)
+        should_compact(tokens, model.context_window, &self.settings().compaction)
     }
 
     /// When the latest compaction on the current branch happened (ms; 0 when there is none).
@@ -298,22 +310,8 @@ impl AgentSession {
     /// Summarizes the older part of the current branch, records the compaction entry and gives the agent
     /// the compacted context. Returns whether it succeeded.
     pub(super) async fn compact(&self, reason: CompactionReason, will_retry: bool) -> bool {
-        (self.emit)(&SessionOnlyEvent::AutoCompactionStart { reason });
-        let outcome = self.summarize(None).await;
-        let (result, error_message) = match outcome {
-            Ok(Some(result)) => (Some(result), None),
-            Ok(None) => (None, None),
-            Err(message) => (None, Some(message)),
-        };
-        let succeeded = result.is_some();
-        let aborted = self.cancel_token().is_cancelled();
-        (self.emit)(&SessionOnlyEvent::AutoCompactionEnd {
-            result,
-            aborted,
-            will_retry: will_retry && succeeded,
-            error_message,
-        });
-        succeeded
+        let outcome = self.summarize_with_events(reason, will_retry, None).await;
+        matches!(outcome, Ok(Some(_)))
     }
 
     /// pi's `/compact [instructions]`: compacts the current branch now, the instructions added to the
@@ -322,9 +320,37 @@ impl AgentSession {
         self.agent.abort();
         self.agent.wait_for_idle().await;
         self.reset_cancel();
-        self.summarize(custom_instructions).await
+        self.summarize_with_events(CompactionReason::Manual, false, custom_instructions).await
+    }
+
+    /// [`AgentSession::summarize`] between `compaction_start` and `compaction_end` events, with
+    /// [`AgentSession::is_compacting`] true while it runs.
+    async fn summarize_with_events(
+        &self,
+        reason: CompactionReason,
+        will_retry: bool,
+        custom_instructions: Option<&str>,
+    ) -> Result<Option<serde_json::Value>, String> {
+        (self.emit)(&SessionOnlyEvent::CompactionStart { reason });
+        self.compacting.store(true, Ordering::SeqCst);
+        let outcome = self.summarize(custom_instructions).await;
+        self.compacting.store(false, Ordering::SeqCst);
+        let aborted = self.cancel_token().is_cancelled();
+        let (result, error_message) = match &outcome {
+            Ok(Some(result)) => (Some(result.clone()), None),
+            Ok(None) if reason == CompactionReason::Manual => (None, Some(NOTHING_TO_COMPACT.to_owned())),
+            Ok(None) => (None, None),
+            Err(_) if aborted => (None, None),
+            Err(message) => (None, Some(format!("compaction failed: {message}"))),
+        };
+        let will_retry = will_retry && result.is_some();
+        (self.emit)(&SessionOnlyEvent::CompactionEnd { reason, result, aborted, will_retry, error_message });
+        outcome
     }
 }
+
+/// Why a requested compaction did nothing.
+pub const NOTHING_TO_COMPACT: &str = "nothing to compact: the session is too small or was just compacted";
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -14,7 +14,7 @@ impl AgentSession {
     pub(super) async fn summarize(&self, custom_instructions: Option<&str>) -> Result<Option<Value>, String> {
         let Some(model) = self.summary_model() else { return Ok(None) };
         let path: Vec<SessionEntry> = self.manager().tree().current_path().into_iter().cloned().collect();
-        let Some(preparation) = prepare_compaction(&path, &self.settings.compaction) else { return Ok(None) };
+        let Some(preparation) = prepare_compaction(&path, &self.settings().compaction) else { return Ok(None) };
         let mut supplied = None;
         if self.runner.has_handlers(EventKind::SessionBeforeCompact) {
             let event = SessionBeforeCompactEvent {

@@ -1,4 +1,4 @@
-//! The generated binary's command line: pi's flags, print and json modes, models.json, exit codes.
+//! The generated binary's command line: pi's flags, print, json and rpc modes, models.json, exit codes.
 //! Generated `main` functions call [`run`] with their [`AgentDefinition`] (or [`run_with_tools`] when the
 //! agent has tools implemented in Rust).
 
@@ -18,6 +18,7 @@ mod paths;
 mod registry;
 mod resolve;
 mod resources;
+pub mod rpc;
 mod run_defaults;
 mod session_select;
 mod settings;
@@ -112,7 +113,12 @@ fn run_agent(
     extensions: Extensions,
 ) -> Result<ExitCode, CliError> {
     if args.mode == Some(OutputMode::Rpc) {
-        return Err(CliError::RpcUnavailable);
+        // stdin carries the commands: it is not a prompt, and it never means print mode.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
+        return runtime.block_on(async {
+            let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
+            rpc::run_rpc(prepared).await
+        });
     }
     // As in pi: stdin that is not a terminal means print mode, and its text (trimmed) is prepended
     // to the first message.

@@ -1,4 +1,5 @@
-//! Print (`-p`) and json (`--mode json`) modes: run each message as a prompt, then report.
+//! Print (`-p`) and json (`--mode json`) modes: run each message as a prompt, then report. Also the session
+//! setup and line output the rpc mode shares.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,27 +29,7 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
     prepared.extensions.on_error(Arc::new(|error: &ExtensionErrorEvent| {
         eprintln!("Warning: extension {} failed on {}: {}", error.extension_path, error.event, error.error);
     }));
-    let resources = prepared.resources;
-    let expander: PromptExpander = Arc::new(move |text: &str| resources.expand(text));
-    let extras = SessionExtras {
-        runner: prepared.extensions.clone(),
-        prompt_builder: Some(prepared.prompt_builder),
-        expander: Some(expander),
-        cwd: prepared.cwd,
-        require_api_key: true,
-    };
-    let session = AgentSession::with_extras(
-        prepared.agent,
-        prepared.session,
-        prepared.session_settings,
-        prepared.registry,
-        Some(prepared.api_key),
-        emit,
-        extras,
-    )?;
-    if let Some((model, key)) = prepared.summary_model {
-        session.set_summary_model(Some((model, Some(key))));
-    }
+    let session = open_session(prepared, emit)?;
     let agent = session.agent();
     if json {
         session.subscribe(|event: &AgentEvent| write_json(event));
@@ -95,12 +76,39 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
     Ok(ExitCode::SUCCESS)
 }
 
+/// The prepared agent bound to its session file, with the extensions, the prompt builder and prompt
+/// expansion; session-only events go to `emit`.
+pub(super) fn open_session(prepared: Prepared, emit: SessionEventSink) -> Result<AgentSession, CliError> {
+    let resources = prepared.resources;
+    let expander: PromptExpander = Arc::new(move |text: &str| resources.expand(text));
+    let extras = SessionExtras {
+        runner: prepared.extensions.clone(),
+        prompt_builder: Some(prepared.prompt_builder),
+        expander: Some(expander),
+        cwd: prepared.cwd,
+        require_api_key: true,
+    };
+    let session = AgentSession::with_extras(
+        prepared.agent,
+        prepared.session,
+        prepared.session_settings,
+        prepared.registry,
+        Some(prepared.api_key),
+        emit,
+        extras,
+    )?;
+    if let Some((model, key)) = prepared.summary_model {
+        session.set_summary_model(Some((model, Some(key))));
+    }
+    Ok(session)
+}
+
 /// The first json-mode line: the header of the session file this run writes.
 fn session_header(header: &SessionHeader) -> String {
     serde_json::to_string(header).unwrap_or_default()
 }
 
-fn write_json(value: &impl serde::Serialize) {
+pub(super) fn write_json(value: &impl serde::Serialize) {
     match serde_json::to_string(value) {
         Ok(line) => write_line(&line),
         Err(error) => eprintln!("Error: cannot serialize an event: {error}"),

@@ -242,7 +242,7 @@ impl AgentEvent {
     }
 }
 
-/// Why auto-compaction started.
+/// Why a compaction started: the context neared the window, overflowed it, or a client asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum CompactionReason {
@@ -250,6 +250,8 @@ pub enum CompactionReason {
     Threshold,
     #[serde(rename = "overflow")]
     Overflow,
+    #[serde(rename = "manual")]
+    Manual,
 }
 
 /// Agent events plus the session layer's own (json mode prints all of them, one per line).
@@ -267,10 +269,12 @@ pub enum AgentSessionEvent {
 #[serde(tag = "type")]
 #[non_exhaustive]
 pub enum SessionOnlyEvent {
-    #[serde(rename = "auto_compaction_start")]
-    AutoCompactionStart { reason: CompactionReason },
-    #[serde(rename = "auto_compaction_end")]
-    AutoCompactionEnd {
+    #[serde(rename = "compaction_start")]
+    CompactionStart { reason: CompactionReason },
+    #[serde(rename = "compaction_end")]
+    CompactionEnd {
+        reason: CompactionReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         result: Option<Value>,
         aborted: bool,
         #[serde(rename = "willRetry")]
@@ -295,4 +299,15 @@ pub enum SessionOnlyEvent {
         #[serde(rename = "finalError", default, skip_serializing_if = "Option::is_none")]
         final_error: Option<String>,
     },
+    /// The texts waiting to be delivered, after one was queued or delivered.
+    #[serde(rename = "queue_update")]
+    QueueUpdate {
+        steering: Vec<String>,
+        #[serde(rename = "followUp")]
+        follow_up: Vec<String>,
+    },
+    #[serde(rename = "thinking_level_changed")]
+    ThinkingLevelChanged { level: String },
+    #[serde(rename = "session_info_changed")]
+    SessionInfoChanged { name: String },
 }

@@ -114,6 +114,12 @@ impl SessionManager {
         self.persist(&id)
     }
 
+    /// Names the session (a `session_info` entry; the name is trimmed).
+    pub fn append_session_info(&mut self, name: &str) -> Result<String, SessionError> {
+        let id = self.tree.append_session_info(name).id.clone();
+        self.persist(&id)
+    }
+
     /// An extension's message, kept as a `custom_message` entry.
     pub fn append_custom_message(&mut self, message: &CustomMessage) -> Result<String, SessionError> {
         let content = message.content.clone();

@@ -1,0 +1,192 @@
+//! What a client changes or reads while a session runs (pi's RPC and interactive controls): thinking level,
+//! auto-compaction and auto-retry switches, the session's name, the last answer and the session's counts.
+
+use serde::Serialize;
+
+use super::AgentSession;
+use crate::ai::ThinkingLevel;
+use crate::ai::catalog::{builtin_thinking_level_map, clamp_thinking_level, supported_thinking_levels};
+use crate::compaction::estimate_context_tokens;
+use crate::protocol::{AgentMessage, AssistantContent};
+use crate::session::SessionError;
+
+/// Message counts, token totals and context use of a session (pi's `SessionStats`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStats {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
+    pub session_id: String,
+    pub user_messages: u64,
+    pub assistant_messages: u64,
+    pub tool_calls: u64,
+    pub tool_results: u64,
+    pub total_messages: u64,
+    pub tokens: TokenTotals,
+    pub cost: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_usage: Option<ContextUsage>,
+}
+
+/// Tokens of every answer of the session, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenTotals {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total: u64,
+}
+
+/// How much of the model's window the current context takes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsage {
+    pub tokens: u64,
+    pub context_window: u64,
+    pub percent: f64,
+}
+
+impl AgentSession {
+    /// Sets the thinking level, clamped to what the model supports; a change is recorded in the session.
+    /// Returns the level in effect.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, SessionError> {
+        let state = self.agent.state();
+        let level = match &state.model {
+            Some(model) => clamp_thinking_level(model, builtin_thinking_level_map(&model.provider, &model.id), level),
+            None => level,
+        };
+        if level != state.thinking_level {
+            self.agent.set_thinking_level(level);
+            self.manager().append_thinking_level_change(level.as_str())?;
+        }
+        Ok(level)
+    }
+
+    /// Moves to the model's next thinking level (after the highest comes `off`); `None` when the model does
+    /// not reason.
+    pub fn cycle_thinking_level(&self) -> Result<Option<ThinkingLevel>, SessionError> {
+        let state = self.agent.state();
+        let Some(model) = state.model.as_ref().filter(|model| model.reasoning) else { return Ok(None) };
+        let levels = supported_thinking_levels(model, builtin_thinking_level_map(&model.provider, &model.id));
+        let next = match levels.iter().position(|level| *level == state.thinking_level) {
+            Some(index) => levels[(index + 1) % levels.len()],
+            None => levels.first().copied().unwrap_or(ThinkingLevel::Off),
+        };
+        self.set_thinking_level(next).map(Some)
+    }
+
+    /// Turns automatic compaction (threshold and overflow) on or off for this session.
+    pub fn set_auto_compaction(&self, enabled: bool) {
+        self.settings_mut().compaction.enabled = enabled;
+    }
+
+    pub fn auto_compaction_enabled(&self) -> bool {
+        self.settings().compaction.enabled
+    }
+
+    /// Turns automatic retries of failed requests on or off for this session.
+    pub fn set_auto_retry(&self, enabled: bool) {
+        self.settings_mut().retry.enabled = enabled;
+    }
+
+    pub fn auto_retry_enabled(&self) -> bool {
+        self.settings().retry.enabled
+    }
+
+    /// Ends a retry wait now (the retry reports `Retry cancelled`); a running request is left alone.
+    pub fn abort_retry(&self) {
+        self.cancel_token().cancel();
+    }
+
+    /// Whether a compaction (automatic or requested) is being written right now.
+    pub fn is_compacting(&self) -> bool {
+        self.compacting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Names the session (a `session_info` entry). The name is trimmed; an empty one is refused.
+    pub fn set_session_name(&self, name: &str) -> Result<(), SessionNameError> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(SessionNameError::Empty);
+        }
+        self.manager().append_session_info(name).map(|_| ()).map_err(SessionNameError::Write)
+    }
+
+    /// The session's name, if it was given one.
+    pub fn session_name(&self) -> Option<String> {
+        self.manager().tree().session_name().map(str::to_owned)
+    }
+
+    /// The text blocks of the last answer, joined; `None` when there is no answer yet or it has no text.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        let messages = self.agent.messages();
+        let answer = messages.iter().rev().find_map(AgentMessage::as_assistant)?;
+        let text = answer.text();
+        (!text.trim().is_empty()).then_some(text)
+    }
+
+    /// Message counts and token totals of the current context (what the agent holds, as pi counts them),
+    /// and how much of the model's window it takes.
+    pub fn stats(&self) -> SessionStats {
+        let (session_file, session_id) = {
+            let manager = self.manager();
+            (manager.path().map(|path| path.to_string_lossy().into_owned()), manager.session_id().to_owned())
+        };
+        let messages = self.agent.messages();
+        let mut stats = SessionStats {
+            session_file,
+            session_id,
+            user_messages: 0,
+            assistant_messages: 0,
+            tool_calls: 0,
+            tool_results: 0,
+            total_messages: 0,
+            tokens: TokenTotals::default(),
+            cost: 0.0,
+            context_usage: None,
+        };
+        for message in &messages {
+            count_message(&mut stats, message);
+        }
+        if let Some(model) = self.agent.state().model {
+            let tokens = estimate_context_tokens(&messages).tokens;
+            let window = model.context_window;
+            let percent = if window == 0 { 0.0 } else { tokens as f64 / window as f64 * 100.0 };
+            stats.context_usage = Some(ContextUsage { tokens, context_window: window, percent });
+        }
+        stats
+    }
+}
+
+fn count_message(stats: &mut SessionStats, message: &AgentMessage) {
+    stats.total_messages += 1;
+    match message {
+        AgentMessage::User(_) => stats.user_messages += 1,
+        AgentMessage::Assistant(answer) => {
+            stats.assistant_messages += 1;
+            stats.tool_calls +=
+                answer.content.iter().filter(|content| matches!(content, AssistantContent::ToolCall(_))).count() as u64;
+            let usage = &answer.usage;
+            stats.tokens.input += usage.input;
+            stats.tokens.output += usage.output;
+            stats.tokens.cache_read += usage.cache_read;
+            stats.tokens.cache_write += usage.cache_write;
+            stats.tokens.total += usage.input + usage.output + usage.cache_read + usage.cache_write;
+            stats.cost += usage.cost.total;
+        }
+        AgentMessage::ToolResult(_) => stats.tool_results += 1,
+        _ => {}
+    }
+}
+
+/// Why a session could not be named.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionNameError {
+    #[error("Session name cannot be empty")]
+    Empty,
+    #[error(transparent)]
+    Write(SessionError),
+}

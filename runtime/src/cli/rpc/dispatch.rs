@@ -1,0 +1,237 @@
+//! Carries out RPC commands against the session. Prompts and compactions run as local tasks, so the next
+//! command is read while they work; everything else answers at once.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use super::command::{ParsedLine, RpcCommand, RpcReply, parse_line};
+use super::queue::PendingQueue;
+use super::state::{fork_messages, session_state, slash_commands};
+use crate::agent::QueueMode;
+use crate::agent_session::{AgentSession, PromptOptions, StreamingBehavior};
+use crate::ai::ThinkingLevel;
+use crate::cli::modes::write_json;
+use crate::cli::resources::Resources;
+use crate::extension::InputSource;
+use crate::protocol::{ImageContent, SessionOnlyEvent};
+
+/// The RPC session: the agent session, the queued texts, and the work running in the background.
+pub struct Rpc {
+    session: Rc<AgentSession>,
+    pending: Arc<PendingQueue>,
+    resources: Resources,
+    /// Prompts and compactions under way.
+    tasks: RefCell<Vec<JoinHandle<()>>>,
+    /// A prompt has been accepted and has not finished (true before the agent starts streaming).
+    busy: Rc<RefCell<bool>>,
+}
+
+impl Rpc {
+    pub fn new(session: Rc<AgentSession>, pending: Arc<PendingQueue>, resources: Resources) -> Self {
+        Self { session, pending, resources, tasks: RefCell::new(Vec::new()), busy: Rc::new(RefCell::new(false)) }
+    }
+
+    /// Parses and carries out one stdin line, printing its reply (now, or when its work ends).
+    pub async fn handle_line(&self, line: &str) {
+        match parse_line(line) {
+            ParsedLine::Invalid(reply) => write_json(&reply),
+            ParsedLine::Command { id, command } => {
+                if let Some(reply) = self.run(id, command).await {
+                    write_json(&reply);
+                }
+            }
+        }
+    }
+
+    /// Stdin ended: abort what runs and wait until it has stopped (and saved what it finished).
+    pub async fn finish(&self) {
+        self.session.abort();
+        let tasks: Vec<JoinHandle<()>> = self.tasks.borrow_mut().drain(..).collect();
+        for task in tasks {
+            let _ = task.await;
+        }
+        self.session.agent().wait_for_idle().await;
+    }
+
+    /// The reply to print now; `None` when a background task prints it later.
+    async fn run(&self, id: Option<Value>, command: RpcCommand) -> Option<RpcReply> {
+        let session = &self.session;
+        let reply = match command {
+            RpcCommand::Prompt { message, images, streaming_behavior } => {
+                return self.prompt(id, message, images, streaming_behavior.as_deref());
+            }
+            RpcCommand::Steer { message, images } => {
+                self.queue(message, images, StreamingBehavior::Steer);
+                RpcReply::ok(id, "steer")
+            }
+            RpcCommand::FollowUp { message, images } => {
+                self.queue(message, images, StreamingBehavior::FollowUp);
+                RpcReply::ok(id, "follow_up")
+            }
+            RpcCommand::Abort => {
+                session.abort();
+                session.agent().wait_for_idle().await;
+                RpcReply::ok(id, "abort")
+            }
+            RpcCommand::GetState => RpcReply::with_data(id, "get_state", session_state(session, self.pending.len())),
+            RpcCommand::GetMessages => {
+                RpcReply::with_data(id, "get_messages", json!({ "messages": session.agent().messages() }))
+            }
+            RpcCommand::GetLastAssistantText => {
+                let data = session.last_assistant_text().map_or_else(|| json!({}), |text| json!({ "text": text }));
+                RpcReply::with_data(id, "get_last_assistant_text", data)
+            }
+            RpcCommand::GetSessionStats => match serde_json::to_value(session.stats()) {
+                Ok(stats) => RpcReply::with_data(id, "get_session_stats", stats),
+                Err(error) => RpcReply::failure(id, Some("get_session_stats"), error.to_string()),
+            },
+            RpcCommand::GetForkMessages => RpcReply::with_data(id, "get_fork_messages", fork_messages(session)),
+            RpcCommand::GetCommands => {
+                RpcReply::with_data(id, "get_commands", slash_commands(session, &self.resources))
+            }
+            RpcCommand::SetThinkingLevel { level } => self.set_thinking_level(id, &level),
+            RpcCommand::CycleThinkingLevel => self.cycle_thinking_level(id),
+            RpcCommand::SetSteeringMode { mode } => match parse_queue_mode(&mode) {
+                Ok(mode) => {
+                    session.agent().set_steering_mode(mode);
+                    RpcReply::ok(id, "set_steering_mode")
+                }
+                Err(error) => RpcReply::failure(id, Some("set_steering_mode"), error),
+            },
+            RpcCommand::SetFollowUpMode { mode } => match parse_queue_mode(&mode) {
+                Ok(mode) => {
+                    session.agent().set_follow_up_mode(mode);
+                    RpcReply::ok(id, "set_follow_up_mode")
+                }
+                Err(error) => RpcReply::failure(id, Some("set_follow_up_mode"), error),
+            },
+            RpcCommand::SetAutoCompaction { enabled } => {
+                session.set_auto_compaction(enabled);
+                RpcReply::ok(id, "set_auto_compaction")
+            }
+            RpcCommand::SetAutoRetry { enabled } => {
+                session.set_auto_retry(enabled);
+                RpcReply::ok(id, "set_auto_retry")
+            }
+            RpcCommand::AbortRetry => {
+                session.abort_retry();
+                RpcReply::ok(id, "abort_retry")
+            }
+            RpcCommand::Compact { custom_instructions } => return self.compact(id, custom_instructions),
+            RpcCommand::SetSessionName { name } => match session.set_session_name(&name) {
+                Ok(()) => {
+                    write_json(&SessionOnlyEvent::SessionInfoChanged { name: name.trim().to_owned() });
+                    RpcReply::ok(id, "set_session_name")
+                }
+                Err(error) => RpcReply::failure(id, Some("set_session_name"), error.to_string()),
+            },
+            RpcCommand::Unsupported(kind) => {
+                let error = format!("`{kind}` is not available in this agent's RPC mode yet");
+                RpcReply::failure(id, Some(&kind), error)
+            }
+        };
+        Some(reply)
+    }
+
+    /// An idle agent starts the prompt in the background (acknowledged first; a failure is a second reply).
+    /// A busy one queues it when the client said how, and refuses it otherwise.
+    fn prompt(
+        &self,
+        id: Option<Value>,
+        message: String,
+        images: Vec<ImageContent>,
+        behavior: Option<&str>,
+    ) -> Option<RpcReply> {
+        if *self.busy.borrow() || self.session.agent().is_streaming() {
+            let Some(behavior) = behavior else {
+                let error = "the agent is still working on a prompt; send `streamingBehavior` \"steer\" or \
+                             \"followUp\" to queue this one";
+                return Some(RpcReply::failure(id, Some("prompt"), error));
+            };
+            let behavior = if behavior == "followUp" { StreamingBehavior::FollowUp } else { StreamingBehavior::Steer };
+            self.queue(message, images, behavior);
+            return Some(RpcReply::ok(id, "prompt"));
+        }
+        write_json(&RpcReply::ok(id.clone(), "prompt"));
+        *self.busy.borrow_mut() = true;
+        let session = self.session.clone();
+        let busy = self.busy.clone();
+        let task = tokio::task::spawn_local(async move {
+            let options = PromptOptions { images, source: InputSource::Rpc, ..PromptOptions::default() };
+            let outcome = session.prompt_with(message, options).await;
+            *busy.borrow_mut() = false;
+            if let Err(error) = outcome {
+                write_json(&RpcReply::failure(id, Some("prompt"), error.to_string()));
+            }
+        });
+        self.keep(task);
+        None
+    }
+
+    fn queue(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {
+        write_json(&self.pending.push(&text, behavior));
+        self.session.queue_message(text, images, behavior);
+    }
+
+    /// Compacts in the background (it aborts a running prompt first, as pi does) and replies when done.
+    fn compact(&self, id: Option<Value>, instructions: Option<String>) -> Option<RpcReply> {
+        let session = self.session.clone();
+        let task = tokio::task::spawn_local(async move {
+            let reply = match session.compact_now(instructions.as_deref()).await {
+                Ok(Some(result)) => RpcReply::with_data(id, "compact", result),
+                Ok(None) => RpcReply::failure(id, Some("compact"), crate::agent_session::NOTHING_TO_COMPACT),
+                Err(error) => RpcReply::failure(id, Some("compact"), error),
+            };
+            write_json(&reply);
+        });
+        self.keep(task);
+        None
+    }
+
+    fn set_thinking_level(&self, id: Option<Value>, level: &str) -> RpcReply {
+        let level = match level.parse::<ThinkingLevel>() {
+            Ok(level) => level,
+            Err(error) => return RpcReply::failure(id, Some("set_thinking_level"), error.to_string()),
+        };
+        let before = self.session.agent().state().thinking_level;
+        match self.session.set_thinking_level(level) {
+            Ok(now) => {
+                if now != before {
+                    write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: now.as_str().to_owned() });
+                }
+                RpcReply::ok(id, "set_thinking_level")
+            }
+            Err(error) => RpcReply::failure(id, Some("set_thinking_level"), error.to_string()),
+        }
+    }
+
+    fn cycle_thinking_level(&self, id: Option<Value>) -> RpcReply {
+        match self.session.cycle_thinking_level() {
+            Ok(Some(level)) => {
+                write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: level.as_str().to_owned() });
+                RpcReply::with_data(id, "cycle_thinking_level", json!({ "level": level.as_str() }))
+            }
+            Ok(None) => RpcReply::with_data(id, "cycle_thinking_level", Value::Null),
+            Err(error) => RpcReply::failure(id, Some("cycle_thinking_level"), error.to_string()),
+        }
+    }
+
+    /// Keeps a background task so the end of stdin can wait for it; finished ones are dropped.
+    fn keep(&self, task: JoinHandle<()>) {
+        let mut tasks = self.tasks.borrow_mut();
+        tasks.retain(|task| !task.is_finished());
+        tasks.push(task);
+    }
+}
+
+fn parse_queue_mode(mode: &str) -> Result<QueueMode, String> {
+    match mode {
+        "all" => Ok(QueueMode::All),
+        "one-at-a-time" => Ok(QueueMode::OneAtATime),
+        other => Err(format!("invalid mode `{other}`; expected \"all\" or \"one-at-a-time\"")),
+    }
+}

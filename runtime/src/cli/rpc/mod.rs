@@ -1,0 +1,75 @@
+//! RPC mode (`--mode rpc`): commands as JSON lines on stdin, replies and the session's events as JSON lines
+//! on stdout, in pi's shapes. A prompt is acknowledged at once and runs while later commands are read, so a
+//! client can steer, queue follow-ups, ask for the state or abort. When stdin ends, whatever runs is
+//! aborted, what finished is saved, and the process exits with 0.
+
+mod command;
+mod dispatch;
+mod queue;
+mod state;
+
+use std::io::BufRead;
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+pub use command::{COMMAND_TYPES, ParsedLine, RpcCommand, RpcReply, parse_line};
+
+use self::dispatch::Rpc;
+use self::queue::PendingQueue;
+use super::error::CliError;
+use super::modes::{open_session, write_json};
+use super::setup::Prepared;
+use crate::agent_session::SessionEventSink;
+use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
+use crate::protocol::{AgentEvent, SessionOnlyEvent};
+
+/// Serves commands from stdin until it ends; returns the exit code.
+pub async fn run_rpc(prepared: Prepared) -> Result<ExitCode, CliError> {
+    prepared.extensions.on_error(Arc::new(|error: &ExtensionErrorEvent| write_json(error)));
+    let emit: SessionEventSink = Arc::new(|event: &SessionOnlyEvent| write_json(event));
+    let resources = prepared.resources.clone();
+    let session = Rc::new(open_session(prepared, emit)?);
+    let pending = Arc::new(PendingQueue::default());
+    let watcher = pending.clone();
+    session.subscribe(move |event: &AgentEvent| {
+        write_json(event);
+        if let Some(update) = watcher.on_event(event) {
+            write_json(&update);
+        }
+    });
+    let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
+    session.extensions().emit_session_start(&start).await;
+    let mut lines = read_stdin_lines();
+    let rpc = Rpc::new(session.clone(), pending, resources);
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(async {
+            while let Some(line) = lines.recv().await {
+                rpc.handle_line(&line).await;
+            }
+            rpc.finish().await;
+        })
+        .await;
+    let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Quit, target_session_file: None };
+    session.extensions().emit_session_shutdown(&shutdown).await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Stdin split at line feeds (strictly: a U+2028 inside a JSON string is not a line break), read on its own
+/// thread so a blocking read never stalls the agent. The last line counts even without a line feed.
+fn read_stdin_lines() -> mpsc::UnboundedReceiver<String> {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        for line in stdin.lock().split(b'\n') {
+            let Ok(bytes) = line else { break };
+            if sender.send(String::from_utf8_lossy(&bytes).into_owned()).is_err() {
+                break;
+            }
+        }
+    });
+    receiver
+}

@@ -1,0 +1,90 @@
+//! The texts a client queued (steering and follow-ups) until the agent delivers them, reported as
+//! `queue_update` events whenever the lists change.
+
+use std::sync::Mutex;
+
+use crate::agent_session::StreamingBehavior;
+use crate::protocol::{AgentEvent, AgentMessage, SessionOnlyEvent};
+
+/// Queued texts, oldest first.
+#[derive(Debug, Default)]
+pub struct PendingQueue {
+    lists: Mutex<Lists>,
+}
+
+#[derive(Debug, Default)]
+struct Lists {
+    steering: Vec<String>,
+    follow_up: Vec<String>,
+}
+
+impl PendingQueue {
+    /// Records a queued text; returns the `queue_update` to print.
+    pub fn push(&self, text: &str, behavior: StreamingBehavior) -> SessionOnlyEvent {
+        let mut lists = self.lock();
+        match behavior {
+            StreamingBehavior::FollowUp => lists.follow_up.push(text.to_owned()),
+            _ => lists.steering.push(text.to_owned()),
+        }
+        lists.update()
+    }
+
+    /// How many texts wait.
+    pub fn len(&self) -> usize {
+        let lists = self.lock();
+        lists.steering.len() + lists.follow_up.len()
+    }
+
+    /// A user message starting is a queued text being delivered (steering first, as the agent delivers
+    /// them); returns the `queue_update` to print when one was.
+    pub fn on_event(&self, event: &AgentEvent) -> Option<SessionOnlyEvent> {
+        let AgentEvent::MessageStart { message: AgentMessage::User(user) } = event else { return None };
+        let text = user.content.text();
+        let mut lists = self.lock();
+        if lists.steering.first() == Some(&text) {
+            lists.steering.remove(0);
+        } else if lists.follow_up.first() == Some(&text) {
+            lists.follow_up.remove(0);
+        } else {
+            return None;
+        }
+        Some(lists.update())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Lists> {
+        self.lists.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Lists {
+    fn update(&self) -> SessionOnlyEvent {
+        SessionOnlyEvent::QueueUpdate { steering: self.steering.clone(), follow_up: self.follow_up.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::UserMessage;
+
+    fn started(text: &str) -> AgentEvent {
+        AgentEvent::MessageStart { message: AgentMessage::User(UserMessage::text(text)) }
+    }
+
+    #[test]
+    fn queued_texts_leave_the_lists_as_they_are_delivered() {
+        let queue = PendingQueue::default();
+        queue.push("steer", StreamingBehavior::Steer);
+        let update = queue.push("later", StreamingBehavior::FollowUp);
+        assert_eq!(
+            serde_json::to_string(&update).expect("json"),
+            r#"{"type":"queue_update","steering":["steer"],"followUp":["later"]}"#
+        );
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.on_event(&started("a prompt")), None, "a prompt of its own is no queued text");
+        let update = queue.on_event(&started("steer")).expect("delivered");
+        assert_eq!(update, SessionOnlyEvent::QueueUpdate { steering: vec![], follow_up: vec!["later".to_owned()] });
+        queue.on_event(&started("later")).expect("delivered");
+        assert_eq!(queue.len(), 0);
+    }
+}

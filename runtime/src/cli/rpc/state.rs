@@ -1,0 +1,135 @@
+//! What the read-only RPC commands answer: the session state, a model, the user messages a fork could
+//! start from, and the commands a prompt can invoke, in pi's shapes.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::agent_session::AgentSession;
+use crate::ai::Model;
+use crate::cli::resources::Resources;
+use crate::prompt::ResourceSource;
+use crate::protocol::AgentMessage;
+use crate::session::EntryKind;
+
+/// A model as pi's RPC mode prints it.
+pub fn model_json(model: &Model) -> Value {
+    let mut value = json!({
+        "id": model.id,
+        "name": model.name,
+        "api": model.api,
+        "provider": model.provider,
+        "baseUrl": model.base_url,
+        "reasoning": model.reasoning,
+        "input": model.input,
+        "cost": {
+            "input": model.cost.input,
+            "output": model.cost.output,
+            "cacheRead": model.cost.cache_read,
+            "cacheWrite": model.cost.cache_write,
+        },
+        "contextWindow": model.context_window,
+        "maxTokens": model.max_tokens,
+    });
+    if let Some(compat) = &model.compat {
+        value["compat"] = compat.clone();
+    }
+    value
+}
+
+/// `get_state`: model, thinking level, activity, queue modes, session file, id and name, counts.
+pub fn session_state(session: &AgentSession, pending: usize) -> Value {
+    let agent = session.agent().state();
+    let (session_file, session_id) = {
+        let manager = session.manager();
+        (manager.path().map(|path| path.to_string_lossy().into_owned()), manager.session_id().to_owned())
+    };
+    let mut state = serde_json::Map::new();
+    if let Some(model) = &agent.model {
+        state.insert("model".into(), model_json(model));
+    }
+    state.insert("thinkingLevel".into(), json!(agent.thinking_level.as_str()));
+    state.insert("isStreaming".into(), json!(session.agent().is_streaming()));
+    state.insert("isCompacting".into(), json!(session.is_compacting()));
+    state.insert("steeringMode".into(), json!(session.agent().steering_mode().as_str()));
+    state.insert("followUpMode".into(), json!(session.agent().follow_up_mode().as_str()));
+    if let Some(file) = session_file {
+        state.insert("sessionFile".into(), json!(file));
+    }
+    state.insert("sessionId".into(), json!(session_id));
+    if let Some(name) = session.session_name() {
+        state.insert("sessionName".into(), json!(name));
+    }
+    state.insert("autoCompactionEnabled".into(), json!(session.auto_compaction_enabled()));
+    state.insert("messageCount".into(), json!(agent.messages.len()));
+    state.insert("pendingMessageCount".into(), json!(pending));
+    Value::Object(state)
+}
+
+/// `get_fork_messages`: the user messages on the current branch, with their entry ids.
+pub fn fork_messages(session: &AgentSession) -> Value {
+    let manager = session.manager();
+    let messages: Vec<Value> = manager
+        .tree()
+        .current_path()
+        .iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::Message { message: AgentMessage::User(user) } => {
+                Some(json!({"entryId": entry.id, "text": user.content.text()}))
+            }
+            _ => None,
+        })
+        .collect();
+    json!({ "messages": messages })
+}
+
+/// `get_commands`: extension commands, prompt templates, then skills (as `skill:<name>`).
+pub fn slash_commands(session: &AgentSession, resources: &Resources) -> Value {
+    let mut commands = Vec::new();
+    for command in session.extensions().commands() {
+        let mut entry = json!({"name": command.name});
+        if !command.description.is_empty() {
+            entry["description"] = json!(command.description);
+        }
+        entry["source"] = json!("extension");
+        entry["sourceInfo"] = json!({
+            "path": command.extension, "source": "local", "scope": "user", "origin": "top-level",
+        });
+        commands.push(entry);
+    }
+    for template in &resources.templates {
+        commands.push(resource_command(
+            &template.name,
+            &template.description,
+            "prompt",
+            &template.file_path,
+            template.source,
+        ));
+    }
+    for skill in &resources.skills {
+        let name = format!("skill:{}", skill.name);
+        commands.push(resource_command(&name, &skill.description, "skill", &skill.file_path, skill.source));
+    }
+    json!({ "commands": commands })
+}
+
+fn resource_command(name: &str, description: &str, kind: &str, path: &Path, source: ResourceSource) -> Value {
+    let (origin_source, scope) = match source {
+        ResourceSource::Project => ("local", "project"),
+        ResourceSource::Path => ("cli", "temporary"),
+        _ => ("local", "user"),
+    };
+    let mut info = json!({
+        "path": path.to_string_lossy(), "source": origin_source, "scope": scope, "origin": "top-level",
+    });
+    if let Some(dir) = path.parent() {
+        info["baseDir"] = json!(dir.to_string_lossy());
+    }
+    let mut entry = json!({"name": name});
+    if !description.is_empty() {
+        entry["description"] = json!(description);
+    }
+    entry["source"] = json!(kind);
+    entry["sourceInfo"] = info;
+    entry
+}

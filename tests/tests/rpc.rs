@@ -1,0 +1,234 @@
+//! End to end: the generated pi agent in `--mode rpc`, driven line by line through its stdin against the
+//! scripted mock server: replies in pi's shapes, events streamed while a prompt runs, steering and
+//! follow-ups queued mid-stream, settings, compaction, the session file, and the end of stdin.
+
+use pi_gen_tests::{RpcClient, Sandbox, agent_binary};
+use pi_runtime::testing::{MockLlmServer, MockScript};
+use serde_json::{Value, json};
+
+async fn server(script: Value) -> MockLlmServer {
+    let script = MockScript::from_json_str(&script.to_string()).expect("valid script");
+    MockLlmServer::start(script).await.expect("mock server starts")
+}
+
+fn start(sandbox: &Sandbox) -> RpcClient {
+    sandbox.spawn_rpc(&agent_binary("pi"), &["--provider", "mock", "--model", "m"])
+}
+
+fn is_event(kind: &'static str) -> impl Fn(&Value) -> bool {
+    move |line| line["type"] == kind
+}
+
+/// The entries of the only session file under the sandbox's agent directory.
+fn session_entries(sandbox: &Sandbox) -> Vec<Value> {
+    let dir = sandbox.agent_dir().join("sessions");
+    let folder = std::fs::read_dir(&dir).expect("sessions dir").flatten().next().expect("cwd folder").path();
+    let file = std::fs::read_dir(folder).expect("folder").flatten().next().expect("a session file").path();
+    let text = std::fs::read_to_string(file).expect("session file");
+    text.lines().map(|line| serde_json::from_str(line).expect("json line")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_is_acknowledged_then_streamed_and_the_state_reads_back() {
+    let mock = server(json!([
+        {"toolCalls": [{"id": "call_1", "name": "read", "arguments": {"path": "README.md"}}]},
+        {"text": "The README says hello."}
+    ]))
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    sandbox.write("README.md", "hello\n");
+    let mut rpc = start(&sandbox);
+
+    let state = rpc.call("s0", json!({"type": "get_state"})).await;
+    assert_eq!(rpc.seen.len(), 1, "no session header line before the first reply: {:?}", rpc.seen);
+    assert_eq!(state["command"], "get_state");
+    assert_eq!(state["success"], true);
+    let data = &state["data"];
+    assert_eq!(data["model"]["provider"], "mock");
+    assert_eq!(data["model"]["id"], "m");
+    assert_eq!(data["isStreaming"], false);
+    assert_eq!(data["messageCount"], 0);
+    assert_eq!(data["steeringMode"], "one-at-a-time");
+    let keys: Vec<&str> = data.as_object().expect("object").keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "model",
+            "thinkingLevel",
+            "isStreaming",
+            "isCompacting",
+            "steeringMode",
+            "followUpMode",
+            "sessionFile",
+            "sessionId",
+            "autoCompactionEnabled",
+            "messageCount",
+            "pendingMessageCount"
+        ]
+    );
+
+    rpc.send(json!({"id": "p1", "type": "prompt", "message": "What does the README say?"})).await;
+    let ack = rpc.next().await.expect("a line");
+    assert_eq!(ack, json!({"id": "p1", "type": "response", "command": "prompt", "success": true}));
+    rpc.until(is_event("agent_end")).await;
+    let kinds: Vec<&str> = rpc.seen.iter().filter_map(|line| line["type"].as_str()).collect();
+    for kind in
+        ["agent_start", "turn_start", "message_update", "tool_execution_start", "tool_execution_end", "turn_end"]
+    {
+        assert!(kinds.contains(&kind), "{kind} missing in {kinds:?}");
+    }
+
+    let messages = rpc.call("m", json!({"type": "get_messages"})).await;
+    let roles: Vec<&str> =
+        messages["data"]["messages"].as_array().expect("messages").iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    let last = rpc.call("t", json!({"type": "get_last_assistant_text"})).await;
+    assert_eq!(last["data"], json!({"text": "The README says hello."}));
+    let stats = rpc.call("st", json!({"type": "get_session_stats"})).await;
+    assert_eq!(stats["data"]["userMessages"], 1);
+    assert_eq!(stats["data"]["assistantMessages"], 2);
+    assert_eq!(stats["data"]["toolCalls"], 1);
+    assert_eq!(stats["data"]["toolResults"], 1);
+    assert_eq!(stats["data"]["totalMessages"], 4);
+    assert!(stats["data"]["contextUsage"]["contextWindow"].is_u64(), "{stats}");
+    let forks = rpc.call("f", json!({"type": "get_fork_messages"})).await;
+    assert_eq!(forks["data"]["messages"][0]["text"], "What does the README say?");
+
+    let named = rpc.call("n", json!({"type": "set_session_name", "name": "  readme  "})).await;
+    assert_eq!(named["success"], true);
+    let changed = rpc.seen.iter().rev().nth(1).expect("the event before the reply");
+    assert_eq!(changed, &json!({"type": "session_info_changed", "name": "readme"}));
+    let empty = rpc.call("n2", json!({"type": "set_session_name", "name": " "})).await;
+    assert_eq!(empty["success"], false);
+    let state = rpc.call("s1", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["sessionName"], "readme");
+    assert_eq!(state["data"]["messageCount"], 4);
+
+    let (code, rest) = rpc.close().await;
+    assert_eq!(code, Some(0), "{rest:?}");
+    let entries = session_entries(&sandbox);
+    assert!(entries.iter().any(|e| e["type"] == "session_info" && e["name"] == "readme"), "{entries:#?}");
+    let saved = entries.iter().filter(|entry| entry["type"] == "message").count();
+    assert_eq!(saved, 4, "every message is in the session file");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn messages_sent_while_streaming_are_queued_and_delivered_in_the_same_run() {
+    let mock = server(json!([
+        {"text": "A slow first answer, word by word, so the client can talk meanwhile.", "delayMs": 150},
+        {"text": "Steered."},
+        {"text": "Followed up."}
+    ]))
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let mut rpc = start(&sandbox);
+    rpc.call("p1", json!({"type": "prompt", "message": "Start"})).await;
+    rpc.until(is_event("message_update")).await;
+
+    let refused = rpc.call("p2", json!({"type": "prompt", "message": "Another"})).await;
+    assert_eq!(refused["success"], false, "a prompt while streaming needs a streamingBehavior: {refused}");
+    rpc.send(json!({"id": "s", "type": "steer", "message": "Change course"})).await;
+    let update = rpc.until(is_event("queue_update")).await;
+    assert_eq!(update, json!({"type": "queue_update", "steering": ["Change course"], "followUp": []}));
+    assert_eq!(rpc.reply("s").await["success"], true);
+    let queued =
+        rpc.call("p3", json!({"type": "prompt", "message": "And then", "streamingBehavior": "followUp"})).await;
+    assert_eq!(queued["success"], true);
+    let state = rpc.call("st", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["isStreaming"], true);
+    assert_eq!(state["data"]["pendingMessageCount"], 2);
+
+    rpc.until(|line| line["type"] == "queue_update" && line["followUp"] == json!([])).await;
+    rpc.until(is_event("agent_end")).await;
+    let starts = rpc.seen.iter().filter(|line| line["type"] == "agent_start").count();
+    assert_eq!(starts, 1, "the queued messages run inside the same run");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "one model call per delivered message");
+    let last = requests[2].body["messages"].as_array().expect("messages");
+    let texts: Vec<String> = last.iter().filter(|m| m["role"] == "user").map(|m| m["content"].to_string()).collect();
+    assert!(texts.iter().any(|t| t.contains("Change course")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("And then")), "{texts:?}");
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn settings_change_and_bad_commands_are_answered_not_fatal() {
+    let mock = server(json!([])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let models = json!({"providers": {"mock": {
+        "baseUrl": mock.base_url(), "api": "openai-completions", "apiKey": "mock-key",
+        "models": [{"id": "m", "reasoning": true}]
+    }}});
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).expect("models.json");
+    let mut rpc = start(&sandbox);
+
+    assert_eq!(rpc.call("t1", json!({"type": "set_thinking_level", "level": "high"})).await["success"], true);
+    assert_eq!(rpc.seen[rpc.seen.len() - 2], json!({"type": "thinking_level_changed", "level": "high"}));
+    let cycled = rpc.call("t2", json!({"type": "cycle_thinking_level"})).await;
+    assert_eq!(cycled["data"], json!({"level": "off"}), "after the highest level comes off");
+    let bogus = rpc.call("t3", json!({"type": "set_thinking_level", "level": "bogus"})).await;
+    assert_eq!(bogus["success"], false);
+    assert_eq!(rpc.call("q", json!({"type": "set_steering_mode", "mode": "all"})).await["success"], true);
+    assert_eq!(rpc.call("q2", json!({"type": "set_follow_up_mode", "mode": "sometimes"})).await["success"], false);
+    assert_eq!(rpc.call("c", json!({"type": "set_auto_compaction", "enabled": false})).await["success"], true);
+    let state = rpc.call("s", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["thinkingLevel"], "off");
+    assert_eq!(state["data"]["steeringMode"], "all");
+    assert_eq!(state["data"]["followUpMode"], "one-at-a-time");
+    assert_eq!(state["data"]["autoCompactionEnabled"], false);
+
+    rpc.send_raw("{\"id\": \"broken\", ").await;
+    let parse = rpc.next().await.expect("a reply");
+    assert_eq!(parse["command"], "parse");
+    assert_eq!(parse["success"], false);
+    let unknown = rpc.call("u", json!({"type": "frobnicate"})).await;
+    assert_eq!(unknown["command"], "frobnicate");
+    assert_eq!(unknown["success"], false);
+    let empty = rpc.call("compact", json!({"type": "compact"})).await;
+    assert_eq!(empty["success"], false, "nothing to compact in an empty session: {empty}");
+    rpc.send_raw("{\"type\":\"get_state\"}\r").await;
+    let untagged = rpc.until(|line| line["command"] == "get_state" && line.get("id").is_none()).await;
+    assert_eq!(untagged["success"], true, "a trailing carriage return is fine and no id gives no id");
+
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compact_summarizes_on_request_and_the_end_of_stdin_stops_a_running_prompt() {
+    let long = "word ".repeat(400);
+    let mock = server(json!([
+        {"text": long},
+        {"text": "Second answer."},
+        {"text": "## Goal\nKeep going."},
+        {"text": "This answer never finishes.", "stallAfter": 2}
+    ]))
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let mut rpc = start(&sandbox);
+    for (id, text) in [("p1", "First"), ("p2", "Second")] {
+        rpc.call(id, json!({"type": "prompt", "message": text})).await;
+        rpc.until(is_event("agent_end")).await;
+    }
+    let compacted = rpc.call("c", json!({"type": "compact", "customInstructions": "Focus on goals"})).await;
+    assert_eq!(compacted["success"], true, "{compacted}");
+    assert!(compacted["data"]["summary"].as_str().is_some_and(|s| s.contains("Keep going.")), "{compacted}");
+    let start = rpc.seen.iter().find(|line| line["type"] == "compaction_start").expect("compaction_start");
+    assert_eq!(start["reason"], "manual");
+    let end = rpc.seen.iter().find(|line| line["type"] == "compaction_end").expect("compaction_end");
+    assert_eq!(end["reason"], "manual");
+    let summary_request = &mock.requests()[2].body;
+    assert!(summary_request.to_string().contains("Focus on goals"), "the instructions reach the summary request");
+
+    rpc.call("p3", json!({"type": "prompt", "message": "Third"})).await;
+    rpc.until(is_event("message_update")).await;
+    let started = std::time::Instant::now();
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "a stalled stream does not hold the exit");
+    let entries = session_entries(&sandbox);
+    assert!(entries.iter().any(|entry| entry["type"] == "compaction"), "{entries:#?}");
+    let last = entries.iter().rev().find(|entry| entry["type"] == "message").expect("a message");
+    assert_eq!(last["message"]["stopReason"], "aborted", "the interrupted answer is saved as aborted");
+}
