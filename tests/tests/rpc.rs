@@ -131,6 +131,8 @@ async fn messages_sent_while_streaming_are_queued_and_delivered_in_the_same_run(
     let update = rpc.until(is_event("queue_update")).await;
     assert_eq!(update, json!({"type": "queue_update", "steering": ["Change course"], "followUp": []}));
     assert_eq!(rpc.reply("s").await["success"], true);
+    let bogus = rpc.call("p4", json!({"type": "prompt", "message": "?", "streamingBehavior": "later"})).await;
+    assert_eq!(bogus["success"], false, "{bogus}");
     let queued =
         rpc.call("p3", json!({"type": "prompt", "message": "And then", "streamingBehavior": "followUp"})).await;
     assert_eq!(queued["success"], true);

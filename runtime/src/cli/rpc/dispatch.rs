@@ -152,7 +152,14 @@ impl Rpc {
                              \"followUp\" to queue this one";
                 return Some(RpcReply::failure(id, Some("prompt"), error));
             };
-            let behavior = if behavior == "followUp" { StreamingBehavior::FollowUp } else { StreamingBehavior::Steer };
+            let behavior = match behavior {
+                "steer" => StreamingBehavior::Steer,
+                "followUp" => StreamingBehavior::FollowUp,
+                other => {
+                    let error = format!("invalid streamingBehavior `{other}`; expected \"steer\" or \"followUp\"");
+                    return Some(RpcReply::failure(id, Some("prompt"), error));
+                }
+            };
             self.queue(message, images, behavior);
             return Some(RpcReply::ok(id, "prompt"));
         }
