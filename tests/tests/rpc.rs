@@ -46,6 +46,7 @@ async fn a_prompt_is_acknowledged_then_streamed_and_the_state_reads_back() {
     let data = &state["data"];
     assert_eq!(data["model"]["provider"], "mock");
     assert_eq!(data["model"]["id"], "m");
+    assert_eq!(data["model"]["cost"]["input"], json!(0), "numbers as JavaScript prints them (0, not 0.0)");
     assert_eq!(data["isStreaming"], false);
     assert_eq!(data["messageCount"], 0);
     assert_eq!(data["steeringMode"], "one-at-a-time");
@@ -90,6 +91,7 @@ async fn a_prompt_is_acknowledged_then_streamed_and_the_state_reads_back() {
     assert_eq!(stats["data"]["toolCalls"], 1);
     assert_eq!(stats["data"]["toolResults"], 1);
     assert_eq!(stats["data"]["totalMessages"], 4);
+    assert_eq!(stats["data"]["cost"], json!(0));
     assert!(stats["data"]["contextUsage"]["contextWindow"].is_u64(), "{stats}");
     let forks = rpc.call("f", json!({"type": "get_fork_messages"})).await;
     assert_eq!(forks["data"]["messages"][0]["text"], "What does the README say?");

@@ -23,6 +23,7 @@ pub struct SessionStats {
     pub tool_results: u64,
     pub total_messages: u64,
     pub tokens: TokenTotals,
+    #[serde(with = "crate::protocol::js_number")]
     pub cost: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_usage: Option<ContextUsage>,
@@ -45,6 +46,7 @@ pub struct TokenTotals {
 pub struct ContextUsage {
     pub tokens: u64,
     pub context_window: u64,
+    #[serde(with = "crate::protocol::js_number")]
     pub percent: f64,
 }
 

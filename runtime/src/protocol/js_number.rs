@@ -25,6 +25,11 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D:
     f64::deserialize(deserializer)
 }
 
+/// `value` as a JSON value whose text is JavaScript's (`0`, not `0.0`).
+pub fn js_value(value: f64) -> serde_json::Value {
+    serde_json::from_str(&format_js_number(value)).unwrap_or(serde_json::Value::Null)
+}
+
 /// `value` as JavaScript's `String(value)` writes it (for finite values).
 pub fn format_js_number(value: f64) -> String {
     if value == 0.0 {

@@ -5,7 +5,7 @@
 
 mod content;
 mod events;
-mod js_number;
+pub(crate) mod js_number;
 mod messages;
 mod tagged;
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::ai::Model;
 use crate::cli::resources::Resources;
 use crate::prompt::ResourceSource;
 use crate::protocol::AgentMessage;
+use crate::protocol::js_number::js_value;
 use crate::session::EntryKind;
 
 /// A model as pi's RPC mode prints it.
@@ -23,10 +24,10 @@ pub fn model_json(model: &Model) -> Value {
         "reasoning": model.reasoning,
         "input": model.input,
         "cost": {
-            "input": model.cost.input,
-            "output": model.cost.output,
-            "cacheRead": model.cost.cache_read,
-            "cacheWrite": model.cost.cache_write,
+            "input": js_value(model.cost.input),
+            "output": js_value(model.cost.output),
+            "cacheRead": js_value(model.cost.cache_read),
+            "cacheWrite": js_value(model.cost.cache_write),
         },
         "contextWindow": model.context_window,
         "maxTokens": model.max_tokens,
@@ -132,4 +133,23 @@ fn resource_command(name: &str, description: &str, kind: &str, path: &Path, sour
     entry["source"] = json!(kind);
     entry["sourceInfo"] = info;
     entry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_prints_in_pi_field_order_with_javascript_numbers() {
+        let mut model = Model::new("mock", "m", "openai-completions", "http://127.0.0.1:1/v1");
+        model.cost.input = 3.0;
+        model.cost.output = 0.3;
+        assert_eq!(
+            model_json(&model).to_string(),
+            "{\"id\":\"m\",\"name\":\"m\",\"api\":\"openai-completions\",\"provider\":\"mock\",\
+             \"baseUrl\":\"http://127.0.0.1:1/v1\",\"reasoning\":false,\"input\":[\"text\"],\
+             \"cost\":{\"input\":3,\"output\":0.3,\"cacheRead\":0,\"cacheWrite\":0},\
+             \"contextWindow\":128000,\"maxTokens\":16384}"
+        );
+    }
 }
