@@ -103,13 +103,15 @@ impl AgentSession {
     }
 
     /// Queues a message for the running agent (or its next run): steering is delivered after the current
-    /// tool calls, a follow-up once the agent would stop. `/skill:` and templates are expanded first.
-    pub fn queue_message(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {
+    /// tool calls, a follow-up once the agent would stop. `/skill:` and templates are expanded first; returns
+    /// the text as it will be delivered.
+    pub fn queue_message(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) -> String {
         let text = match &self.expander {
             Some(expand) => expand(&text),
             None => text,
         };
-        self.enqueue(text, images, behavior);
+        self.enqueue(text.clone(), images, behavior);
+        text
     }
 
     fn enqueue(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {

@@ -180,8 +180,8 @@ impl Rpc {
     }
 
     fn queue(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {
-        write_json(&self.pending.push(&text, behavior));
-        self.session.queue_message(text, images, behavior);
+        let delivered = self.session.queue_message(text.clone(), images, behavior);
+        write_json(&self.pending.push(&text, &delivered, behavior));
     }
 
     /// Compacts in the background (it aborts a running prompt first, as pi does) and replies when done.

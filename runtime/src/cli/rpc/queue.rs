@@ -14,17 +14,26 @@ pub struct PendingQueue {
 
 #[derive(Debug, Default)]
 struct Lists {
-    steering: Vec<String>,
-    follow_up: Vec<String>,
+    steering: Vec<Queued>,
+    follow_up: Vec<Queued>,
+}
+
+/// A text as the client sent it, and as the agent will deliver it (after `/skill:` or template expansion).
+#[derive(Debug)]
+struct Queued {
+    shown: String,
+    delivered: String,
 }
 
 impl PendingQueue {
-    /// Records a queued text; returns the `queue_update` to print.
-    pub fn push(&self, text: &str, behavior: StreamingBehavior) -> SessionOnlyEvent {
+    /// Records a queued text (`shown` as sent, `delivered` as the agent will deliver it); returns the
+    /// `queue_update` to print.
+    pub fn push(&self, shown: &str, delivered: &str, behavior: StreamingBehavior) -> SessionOnlyEvent {
+        let queued = Queued { shown: shown.to_owned(), delivered: delivered.to_owned() };
         let mut lists = self.lock();
         match behavior {
-            StreamingBehavior::FollowUp => lists.follow_up.push(text.to_owned()),
-            _ => lists.steering.push(text.to_owned()),
+            StreamingBehavior::FollowUp => lists.follow_up.push(queued),
+            _ => lists.steering.push(queued),
         }
         lists.update()
     }
@@ -41,9 +50,9 @@ impl PendingQueue {
         let AgentEvent::MessageStart { message: AgentMessage::User(user) } = event else { return None };
         let text = user.content.text();
         let mut lists = self.lock();
-        if lists.steering.first() == Some(&text) {
+        if lists.steering.first().is_some_and(|queued| queued.delivered == text) {
             lists.steering.remove(0);
-        } else if lists.follow_up.first() == Some(&text) {
+        } else if lists.follow_up.first().is_some_and(|queued| queued.delivered == text) {
             lists.follow_up.remove(0);
         } else {
             return None;
@@ -58,7 +67,8 @@ impl PendingQueue {
 
 impl Lists {
     fn update(&self) -> SessionOnlyEvent {
-        SessionOnlyEvent::QueueUpdate { steering: self.steering.clone(), follow_up: self.follow_up.clone() }
+        let shown = |list: &[Queued]| list.iter().map(|queued| queued.shown.clone()).collect();
+        SessionOnlyEvent::QueueUpdate { steering: shown(&self.steering), follow_up: shown(&self.follow_up) }
     }
 }
 
@@ -74,8 +84,8 @@ mod tests {
     #[test]
     fn queued_texts_leave_the_lists_as_they_are_delivered() {
         let queue = PendingQueue::default();
-        queue.push("steer", StreamingBehavior::Steer);
-        let update = queue.push("later", StreamingBehavior::FollowUp);
+        queue.push("steer", "steer", StreamingBehavior::Steer);
+        let update = queue.push("later", "later", StreamingBehavior::FollowUp);
         assert_eq!(
             serde_json::to_string(&update).expect("json"),
             r#"{"type":"queue_update","steering":["steer"],"followUp":["later"]}"#
@@ -86,5 +96,8 @@ mod tests {
         assert_eq!(update, SessionOnlyEvent::QueueUpdate { steering: vec![], follow_up: vec!["later".to_owned()] });
         queue.on_event(&started("later")).expect("delivered");
         assert_eq!(queue.len(), 0);
+        queue.push("/review", "Review the diff carefully.", StreamingBehavior::Steer);
+        let update = queue.on_event(&started("Review the diff carefully.")).expect("an expanded text is matched");
+        assert_eq!(update, SessionOnlyEvent::QueueUpdate { steering: vec![], follow_up: vec![] });
     }
 }
