@@ -4,9 +4,13 @@
 use serde::Serialize;
 
 use super::AgentSession;
-use crate::ai::ThinkingLevel;
-use crate::ai::catalog::{builtin_thinking_level_map, clamp_thinking_level, supported_thinking_levels};
+use super::link::lock;
+use crate::ai::catalog::{
+    ThinkingLevelMap, builtin_thinking_level_map, clamp_thinking_level, supported_thinking_levels,
+};
+use crate::ai::{Model, ThinkingLevel};
 use crate::compaction::estimate_context_tokens;
+use crate::extension::{EventKind, ModelRef, ModelSelectEvent, ModelSelectSource};
 use crate::protocol::{AgentMessage, AssistantContent};
 use crate::session::SessionError;
 
@@ -54,14 +58,54 @@ impl AgentSession {
     /// Sets the thinking level, clamped to what the model supports; a change is recorded in the session.
     /// Returns the level in effect.
     pub fn set_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, SessionError> {
+        *lock(&self.thinking_preference) = level;
+        let model = self.agent.state().model;
+        let map = model.as_ref().and_then(|model| builtin_thinking_level_map(&model.provider, &model.id));
+        self.apply_thinking_level(level, map)
+    }
+
+    /// `level` clamped to the current model (with its thinking map), applied and recorded when it changes.
+    fn apply_thinking_level(
+        &self,
+        level: ThinkingLevel,
+        map: Option<&ThinkingLevelMap>,
+    ) -> Result<ThinkingLevel, SessionError> {
         let state = self.agent.state();
         let level = match &state.model {
-            Some(model) => clamp_thinking_level(model, builtin_thinking_level_map(&model.provider, &model.id), level),
+            Some(model) => clamp_thinking_level(model, map, level),
             None => level,
         };
         if level != state.thinking_level {
             self.agent.set_thinking_level(level);
             self.manager().append_thinking_level_change(level.as_str())?;
+        }
+        Ok(level)
+    }
+
+    /// Switches to `model` (its key and thinking map given): recorded as a `model_change`, the thinking level
+    /// the user last chose clamped to it, extensions told (`model_select`). Returns the thinking level now in
+    /// effect.
+    pub async fn set_model(
+        &self,
+        model: Model,
+        api_key: Option<String>,
+        map: Option<&ThinkingLevelMap>,
+        source: ModelSelectSource,
+    ) -> Result<ThinkingLevel, SessionError> {
+        let previous = self.agent.state().model;
+        self.agent.set_model(model.clone());
+        self.agent.set_api_key(api_key.clone());
+        *lock(&self.api_key) = api_key;
+        self.manager().append_model_change(&model.provider, &model.id)?;
+        let preferred = *lock(&self.thinking_preference);
+        let level = self.apply_thinking_level(preferred, map)?;
+        if self.runner.has_handlers(EventKind::ModelSelect) {
+            let event = ModelSelectEvent {
+                model: ModelRef::from(&model),
+                previous_model: previous.as_ref().map(ModelRef::from),
+                source,
+            };
+            self.runner.emit_model_select(&event).await;
         }
         Ok(level)
     }
@@ -77,6 +121,12 @@ impl AgentSession {
             None => levels.first().copied().unwrap_or(ThinkingLevel::Off),
         };
         self.set_thinking_level(next).map(Some)
+    }
+
+    /// Adds a message to the conversation and the session file (e.g. the user's own command and its output).
+    pub fn record_message(&self, message: AgentMessage) -> Result<(), SessionError> {
+        self.agent.append_message(message.clone());
+        self.manager().append_message(message).map(|_| ())
     }
 
     /// Turns automatic compaction (threshold and overflow) on or off for this session.

@@ -9,6 +9,7 @@ mod navigation;
 mod pipeline;
 mod session;
 mod summarize;
+mod switching;
 
 #[cfg(test)]
 mod tests_pipeline;
@@ -24,3 +25,4 @@ pub use link::SessionListener;
 pub use navigation::Navigation;
 pub use pipeline::{PromptOptions, StreamingBehavior};
 pub use session::{AgentSession, NOTHING_TO_COMPACT, PromptExpander, SessionExtras, SessionSettings};
+pub use switching::{ForkError, ForkOutcome};

@@ -81,7 +81,7 @@ impl AgentSession {
             return Ok(());
         }
         let model = self.agent.state().model.ok_or(AgentError::NoModel)?;
-        if self.require_api_key && self.api_key.as_deref().is_none_or(str::is_empty) {
+        if self.require_api_key && lock(&self.api_key).as_deref().is_none_or(str::is_empty) {
             return Err(AgentError::NoApiKey(model.provider));
         }
         self.reset_cancel();

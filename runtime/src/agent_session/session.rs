@@ -65,7 +65,9 @@ pub struct AgentSession {
     /// A compaction is being written (automatic or requested).
     pub(super) compacting: AtomicBool,
     pub(super) registry: Arc<ProviderRegistry>,
-    pub(super) api_key: Option<String>,
+    pub(super) api_key: Mutex<Option<String>>,
+    /// The thinking level the user asked for last; a model switch clamps this, not the current level.
+    pub(super) thinking_preference: Mutex<crate::ai::ThinkingLevel>,
     pub(super) emit: SessionEventSink,
     pub(super) link: Arc<SessionLink>,
     pub(super) runner: Arc<ExtensionRunner>,
@@ -156,7 +158,8 @@ impl AgentSession {
             settings: Mutex::new(settings),
             compacting: AtomicBool::new(false),
             registry,
-            api_key,
+            api_key: Mutex::new(api_key),
+            thinking_preference: Mutex::new(state.thinking_level),
             emit,
             link,
             runner,
@@ -217,7 +220,7 @@ impl AgentSession {
 
     /// The key for [`AgentSession::summary_model`].
     pub(super) fn summary_api_key(&self) -> Option<String> {
-        lock(&self.summary_model).as_ref().and_then(|(_, key)| key.clone()).or_else(|| self.api_key.clone())
+        lock(&self.summary_model).as_ref().and_then(|(_, key)| key.clone()).or_else(|| lock(&self.api_key).clone())
     }
 
     /// Stops what is under way: the agent's run, a retry wait (ending with `"Retry cancelled"`) or a summary.

@@ -56,8 +56,8 @@ async fn an_extension_can_write_the_compaction_itself() {
 #[tokio::test]
 async fn no_api_key_is_refused_before_anything_is_sent() {
     let dir = TempDir::new().unwrap();
-    let (mut session, provider) = make_session(&dir, vec![ScriptedResponse::text("never")], Extensions::new());
-    session.api_key = None;
+    let (session, provider) = make_session(&dir, vec![ScriptedResponse::text("never")], Extensions::new());
+    *session.api_key.lock().expect("key lock") = None;
     let error = session.prompt("hi".into()).await.unwrap_err();
     assert_eq!(error, AgentError::NoApiKey("test".into()));
     assert!(provider.requests().is_empty());

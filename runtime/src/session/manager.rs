@@ -201,6 +201,42 @@ impl SessionManager {
         Ok(Some(path))
     }
 
+    /// A new, empty session beside this one (same folder; never written when this one is not), its header
+    /// naming `parent_session` when given.
+    pub fn new_sibling(&self, parent_session: Option<String>) -> Result<SessionManager, SessionError> {
+        let options = NewSessionOptions { session_id: None, parent_session };
+        let Some(dir) = self.path().and_then(Path::parent).map(Path::to_path_buf) else {
+            return Ok(Self {
+                tree: SessionTree::new(),
+                store: SessionStore::in_memory(&self.cwd, options),
+                cwd: self.cwd.clone(),
+            });
+        };
+        std::fs::create_dir_all(&dir).map_err(|source| SessionError::io("create", &dir, source))?;
+        Ok(Self {
+            tree: SessionTree::new(),
+            store: SessionStore::create(&dir, &self.cwd, options),
+            cwd: self.cwd.clone(),
+        })
+    }
+
+    /// pi's fork: a new session beside this one holding the path from the root to `leaf` (nothing when
+    /// `None`), its header naming this file as `parentSession`. Written at once when the path holds an
+    /// answer, else at its first answer like any new session.
+    pub fn fork(&mut self, leaf: Option<&str>) -> Result<SessionManager, SessionError> {
+        let parent_session = self.path().map(|path| path.to_string_lossy().into_owned());
+        let Some(leaf) = leaf else { return self.new_sibling(parent_session) };
+        if let Some(dir) = self.path().and_then(Path::parent).map(Path::to_path_buf)
+            && let Some(path) = self.create_branched_session(leaf, &dir)?
+        {
+            return Self::open(&path);
+        }
+        let entries = self.tree.entries_for_fork(leaf).map_err(|error| SessionError::Tree(error.to_string()))?;
+        let mut forked = self.new_sibling(parent_session)?;
+        forked.tree = SessionTree::from_entries(entries);
+        Ok(forked)
+    }
+
     /// Hands the entry `id` (just appended to the tree) to the file.
     fn persist(&mut self, id: &str) -> Result<String, SessionError> {
         if let Some(entry) = self.tree.entry(id) {

@@ -1,0 +1,76 @@
+//! The models a running agent can switch to (RPC `set_model`, `cycle_model`, `get_available_models`): the
+//! run's model registry, which models have a key (pi's "available"), and a chosen model's key and headers.
+
+use std::path::{Path, PathBuf};
+
+use super::agent_models::load_agent_models;
+use super::auth::{AuthFile, KeySources};
+use super::config_value::process_env;
+use super::error::CliError;
+use super::registry::{ModelRegistry, RegisteredModel};
+use crate::AgentDefinition;
+use crate::ai::Model;
+use crate::ai::catalog::ThinkingLevelMap;
+
+/// The registry with the key sources of this run.
+pub struct ModelCatalog {
+    registry: ModelRegistry,
+    auth: AuthFile,
+    auth_path: PathBuf,
+    /// `--api-key`, which belongs to the provider of the model the run started with.
+    runtime_key: Option<(String, String)>,
+}
+
+/// A model ready to use: with its models.json headers, its key and its thinking map.
+pub struct ChosenModel {
+    pub model: Model,
+    pub api_key: String,
+    pub thinking_level_map: Option<ThinkingLevelMap>,
+}
+
+impl ModelCatalog {
+    /// Loads the agent's models and the user's models.json; `cli_key` is `--api-key` for `start_provider`.
+    pub fn load(
+        definition: &AgentDefinition,
+        agent_dir: &Path,
+        cli_key: Option<&str>,
+        start_provider: Option<&str>,
+    ) -> Result<Self, CliError> {
+        let registry = ModelRegistry::new(load_agent_models(definition.models_json.as_deref(), agent_dir)?);
+        let auth_path = agent_dir.join("auth.json");
+        let auth = AuthFile::load_or_create(&auth_path);
+        let runtime_key = cli_key.zip(start_provider).map(|(key, provider)| (provider.to_owned(), key.to_owned()));
+        Ok(Self { registry, auth, auth_path, runtime_key })
+    }
+
+    fn keys(&self) -> KeySources<'_> {
+        KeySources {
+            runtime: self.runtime_key.clone(),
+            auth: &self.auth,
+            env: &process_env,
+            models_json_keys: self.registry.models_json_keys(),
+            auth_path: self.auth_path.clone(),
+        }
+    }
+
+    /// The models whose provider has a key configured, in pi's order.
+    pub fn available(&self) -> Vec<&RegisteredModel> {
+        let keys = self.keys();
+        self.registry.all().iter().filter(|registered| keys.has_auth(&registered.model.provider)).collect()
+    }
+
+    /// `provider`/`id` with its key and headers; an error naming what is missing otherwise.
+    pub fn choose(&self, provider: &str, id: &str) -> Result<ChosenModel, String> {
+        let registered =
+            self.registry.find(provider, id).ok_or_else(|| format!("no model {provider}/{id} is known"))?;
+        let key = self
+            .keys()
+            .api_key(provider)
+            .map_err(|error| error.to_string())?
+            .ok_or_else(|| format!("no API key for provider \"{provider}\"; {id} cannot be used"))?;
+        let mut model = registered.model.clone();
+        model.headers =
+            self.registry.request_headers(&model, Some(&key), &process_env).map_err(|error| error.to_string())?;
+        Ok(ChosenModel { model, api_key: key, thinking_level_map: registered.thinking_level_map.clone() })
+    }
+}
