@@ -236,3 +236,158 @@ async fn compact_summarizes_on_request_and_the_end_of_stdin_stops_a_running_prom
     let last = entries.iter().rev().find(|entry| entry["type"] == "message").expect("a message");
     assert_eq!(last["message"]["stopReason"], "aborted", "the interrupted answer is saved as aborted");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_switch_by_name_and_by_cycling_and_the_next_request_uses_the_new_one() {
+    let mock = server(json!([{"text": "From the second model."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let models = json!({"providers": {"mock": {
+        "baseUrl": mock.base_url(), "api": "openai-completions", "apiKey": "mock-key",
+        "models": [{"id": "m", "reasoning": true}, {"id": "m2", "name": "Second"}]
+    }}});
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).expect("models.json");
+    let mut rpc = start(&sandbox);
+
+    let available = rpc.call("a", json!({"type": "get_available_models"})).await;
+    let names: Vec<String> = available["data"]["models"]
+        .as_array()
+        .expect("models")
+        .iter()
+        .map(|m| format!("{}/{}", m["provider"].as_str().unwrap_or(""), m["id"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(names, ["mock/m", "mock/m2"], "only models with a key (no built-in provider has one here)");
+
+    let set = rpc.call("s", json!({"type": "set_model", "provider": "mock", "modelId": "m2"})).await;
+    assert_eq!(set["data"]["id"], "m2");
+    assert_eq!(set["data"]["name"], "Second");
+    let changed = &rpc.seen[rpc.seen.len() - 2];
+    assert_eq!(changed, &json!({"type": "thinking_level_changed", "level": "off"}), "m2 does not reason");
+    let unknown = rpc.call("u", json!({"type": "set_model", "provider": "mock", "modelId": "nope"})).await;
+    assert_eq!(unknown["success"], false);
+    let keyless =
+        rpc.call("k", json!({"type": "set_model", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})).await;
+    assert_eq!(keyless["success"], false, "a model without a key is refused: {keyless}");
+
+    rpc.call("p", json!({"type": "prompt", "message": "Hi"})).await;
+    rpc.until(is_event("agent_end")).await;
+    assert_eq!(mock.requests()[0].body["model"], "m2");
+
+    let cycled = rpc.call("c", json!({"type": "cycle_model"})).await;
+    assert_eq!(cycled["data"]["model"]["id"], "m", "after the last available model comes the first");
+    assert_eq!(cycled["data"]["thinkingLevel"], "medium", "the level chosen before comes back on a reasoning model");
+    assert_eq!(cycled["data"]["isScoped"], false);
+    let state = rpc.call("st", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["model"]["id"], "m");
+
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+    let entries = session_entries(&sandbox);
+    let switches: Vec<&Value> = entries.iter().filter(|e| e["type"] == "model_change").map(|e| &e["modelId"]).collect();
+    assert_eq!(switches, [&json!("m"), &json!("m2"), &json!("m")], "{entries:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_own_commands_run_can_be_aborted_and_reach_the_model() {
+    let mock = server(json!([{"text": "I saw the output."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let mut rpc = start(&sandbox);
+
+    let hi = rpc.call("b1", json!({"type": "bash", "command": "echo hi"})).await;
+    assert_eq!(
+        hi,
+        json!({"id": "b1", "type": "response", "command": "bash", "success": true,
+               "data": {"output": "hi\n", "exitCode": 0, "cancelled": false, "truncated": false}})
+    );
+    let failed = rpc.call("b2", json!({"type": "bash", "command": "echo err >&2; exit 3"})).await;
+    assert_eq!(failed["success"], true, "a failing command is still a result");
+    assert_eq!(failed["data"]["exitCode"], 3);
+    assert_eq!(failed["data"]["output"], "err\n");
+
+    rpc.send(json!({"id": "b3", "type": "bash", "command": "sleep 30; echo late"})).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let aborted = rpc.call("ab", json!({"type": "abort_bash"})).await;
+    assert_eq!(aborted["success"], true);
+    let cancelled = rpc.reply("b3").await;
+    assert_eq!(cancelled["data"]["cancelled"], true, "{cancelled}");
+    assert!(cancelled["data"].get("exitCode").is_none(), "a cancelled command has no exit code: {cancelled}");
+
+    let messages = rpc.call("m", json!({"type": "get_messages"})).await;
+    let kept: Vec<&Value> = messages["data"]["messages"].as_array().expect("messages").iter().collect();
+    assert_eq!(kept.len(), 3, "{kept:#?}");
+    assert_eq!(kept[0]["role"], "bashExecution");
+    assert_eq!(kept[0]["command"], "echo hi");
+    rpc.call("p", json!({"type": "prompt", "message": "What did you see?"})).await;
+    rpc.until(is_event("agent_end")).await;
+    let body = mock.requests()[0].body.to_string();
+    assert!(body.contains("echo hi") && body.contains("hi\\n"), "the command and its output reach the model: {body}");
+
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+    let entries = session_entries(&sandbox);
+    let kinds: Vec<&str> = entries.iter().filter_map(|e| e["message"]["role"].as_str()).collect();
+    assert_eq!(kinds, ["bashExecution", "bashExecution", "bashExecution", "user", "assistant"]);
+}
+
+fn header_of(path: &str) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{path}: {error}"));
+    serde_json::from_str(text.lines().next().expect("a header")).expect("json header")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_fork_clone_switch_and_start_anew() {
+    let mock = server(json!([
+        {"text": "First answer."},
+        {"text": "Second answer."},
+        {"text": "Answer in the new session."}
+    ]))
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let mut rpc = start(&sandbox);
+    for (id, text) in [("p1", "First question"), ("p2", "Second question")] {
+        rpc.call(id, json!({"type": "prompt", "message": text})).await;
+        rpc.until(is_event("agent_end")).await;
+    }
+    let original = rpc.call("s0", json!({"type": "get_state"})).await["data"]["sessionFile"].clone();
+    let original = original.as_str().expect("a session file").to_owned();
+
+    let forks = rpc.call("fm", json!({"type": "get_fork_messages"})).await;
+    let second = forks["data"]["messages"][1].clone();
+    assert_eq!(second["text"], "Second question");
+    let bad = rpc.call("f0", json!({"type": "fork", "entryId": "nope"})).await;
+    assert_eq!(bad["success"], false);
+    let forked = rpc.call("f1", json!({"type": "fork", "entryId": second["entryId"]})).await;
+    assert_eq!(forked["data"], json!({"text": "Second question", "cancelled": false}));
+    let state = rpc.call("s1", json!({"type": "get_state"})).await;
+    let fork_file = state["data"]["sessionFile"].as_str().expect("fork file").to_owned();
+    assert_ne!(fork_file, original);
+    assert_eq!(state["data"]["messageCount"], 2, "the branch before the second question");
+    assert_eq!(header_of(&fork_file)["parentSession"], original.as_str(), "written at once: it holds an answer");
+
+    let cloned = rpc.call("c", json!({"type": "clone"})).await;
+    assert_eq!(cloned["data"], json!({"cancelled": false}));
+    let clone_file = rpc.call("s2", json!({"type": "get_state"})).await["data"]["sessionFile"].clone();
+    assert_ne!(clone_file.as_str(), Some(fork_file.as_str()));
+
+    let back = rpc.call("sw", json!({"type": "switch_session", "sessionPath": original})).await;
+    assert_eq!(back["data"], json!({"cancelled": false}));
+    let state = rpc.call("s3", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["sessionFile"], original.as_str());
+    assert_eq!(state["data"]["messageCount"], 4);
+    let missing = rpc.call("sw2", json!({"type": "switch_session", "sessionPath": "/nonexistent/x.jsonl"})).await;
+    assert_eq!(missing["success"], false, "{missing}");
+
+    let fresh = rpc.call("n", json!({"type": "new_session", "parentSession": original})).await;
+    assert_eq!(fresh["data"], json!({"cancelled": false}));
+    let state = rpc.call("s4", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["messageCount"], 0);
+    let new_file = state["data"]["sessionFile"].as_str().expect("new file").to_owned();
+    rpc.call("p3", json!({"type": "prompt", "message": "Hello again"})).await;
+    rpc.until(is_event("agent_end")).await;
+    let last = mock.requests()[2].body["messages"].as_array().expect("messages").len();
+    assert_eq!(last, 2, "the new session starts from nothing but the system prompt");
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+    assert_eq!(header_of(&new_file)["parentSession"], original.as_str());
+    let original_lines = std::fs::read_to_string(&original).expect("original").lines().count();
+    assert_eq!(original_lines, 7, "header, model, thinking, four messages: the original is untouched");
+}

@@ -10,6 +10,7 @@ mod custom_tools;
 mod embedded;
 mod error;
 mod list_models;
+mod model_catalog;
 mod model_match;
 mod model_select;
 mod models_json;
@@ -117,7 +118,14 @@ fn run_agent(
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
         return runtime.block_on(async {
             let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
-            rpc::run_rpc(prepared).await
+            let start_provider = prepared.agent.state().model.map(|model| model.provider);
+            let catalog = model_catalog::ModelCatalog::load(
+                definition,
+                &agent_dir(definition),
+                args.api_key.as_deref(),
+                start_provider.as_deref(),
+            )?;
+            rpc::run_rpc(prepared, catalog).await
         });
     }
     // As in pi: stdin that is not a terminal means print mode, and its text (trimmed) is prepended

@@ -91,6 +91,26 @@ pub enum RpcCommand {
     SetSessionName {
         name: String,
     },
+    SetModel {
+        provider: String,
+        model_id: String,
+    },
+    CycleModel,
+    GetAvailableModels,
+    Bash {
+        command: String,
+    },
+    AbortBash,
+    NewSession {
+        parent_session: Option<String>,
+    },
+    SwitchSession {
+        session_path: String,
+    },
+    Fork {
+        entry_id: String,
+    },
+    Clone,
     /// A known command this agent does not carry out yet (its name).
     #[serde(skip)]
     Unsupported(String),
@@ -196,10 +216,14 @@ mod tests {
         );
         let ParsedLine::Command { id, command } = parse_line("{\"id\":42,\"type\":\"compact\"}") else { panic!() };
         assert_eq!((id, command), (Some(json!(42)), RpcCommand::Compact { custom_instructions: None }));
-        let ParsedLine::Command { command, .. } = parse_line("{\"type\":\"fork\",\"entryId\":\"ab\"}") else {
+        let ParsedLine::Command { command, .. } =
+            parse_line("{\"type\":\"set_model\",\"provider\":\"p\",\"modelId\":\"m\"}")
+        else {
             panic!()
         };
-        assert_eq!(command, RpcCommand::Unsupported("fork".into()));
+        assert_eq!(command, RpcCommand::SetModel { provider: "p".into(), model_id: "m".into() });
+        let ParsedLine::Command { command, .. } = parse_line("{\"type\":\"export_html\"}") else { panic!() };
+        assert_eq!(command, RpcCommand::Unsupported("export_html".into()));
     }
 
     #[test]

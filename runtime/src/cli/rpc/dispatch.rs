@@ -1,5 +1,5 @@
-//! Carries out RPC commands against the session. Prompts and compactions run as local tasks, so the next
-//! command is read while they work; everything else answers at once.
+//! Carries out RPC commands against the session. Prompts, compactions and the user's commands run as local
+//! tasks, so the next command is read while they work; everything else answers at once.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -7,23 +7,33 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::command::{ParsedLine, RpcCommand, RpcReply, parse_line};
 use super::queue::PendingQueue;
-use super::state::{fork_messages, session_state, slash_commands};
+use super::state::{fork_messages, model_json, session_state, slash_commands};
+use super::user_bash::run_user_bash;
 use crate::agent::QueueMode;
-use crate::agent_session::{AgentSession, PromptOptions, StreamingBehavior};
+use crate::agent_session::{AgentSession, ForkOutcome, PromptOptions, StreamingBehavior};
 use crate::ai::ThinkingLevel;
+use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::modes::write_json;
 use crate::cli::resources::Resources;
-use crate::extension::InputSource;
-use crate::protocol::{ImageContent, SessionOnlyEvent};
+use crate::extension::{InputSource, ModelSelectSource};
+use crate::protocol::{AgentMessage, ImageContent, SessionOnlyEvent};
+use crate::tools::ToolEnvironment;
 
 /// The RPC session: the agent session, the queued texts, and the work running in the background.
 pub struct Rpc {
     session: Rc<AgentSession>,
     pending: Arc<PendingQueue>,
     resources: Resources,
+    models: ModelCatalog,
+    tool_env: ToolEnvironment,
+    /// Cancels the user's command under way (`abort_bash`).
+    bash_cancel: RefCell<Option<CancellationToken>>,
+    /// Commands that finished while a prompt ran: kept once it ends, so the run's messages stay together.
+    deferred: Rc<RefCell<Vec<AgentMessage>>>,
     /// Prompts and compactions under way.
     tasks: RefCell<Vec<JoinHandle<()>>>,
     /// A prompt has been accepted and has not finished (true before the agent starts streaming).
@@ -31,8 +41,16 @@ pub struct Rpc {
 }
 
 impl Rpc {
-    pub fn new(session: Rc<AgentSession>, pending: Arc<PendingQueue>, resources: Resources) -> Self {
-        Self { session, pending, resources, tasks: RefCell::new(Vec::new()), busy: Rc::new(RefCell::new(false)) }
+    pub fn new(
+        session: Rc<AgentSession>,
+        pending: Arc<PendingQueue>,
+        resources: Resources,
+        models: ModelCatalog,
+        tool_env: ToolEnvironment,
+    ) -> Self {
+        let (tasks, busy) = (RefCell::new(Vec::new()), Rc::new(RefCell::new(false)));
+        let (bash_cancel, deferred) = (RefCell::new(None), Rc::new(RefCell::new(Vec::new())));
+        Self { session, pending, resources, models, tool_env, bash_cancel, deferred, tasks, busy }
     }
 
     /// Parses and carries out one stdin line, printing its reply (now, or when its work ends).
@@ -50,6 +68,9 @@ impl Rpc {
     /// Stdin ended: abort what runs and wait until it has stopped (and saved what it finished).
     pub async fn finish(&self) {
         self.session.abort();
+        if let Some(cancel) = self.bash_cancel.borrow().as_ref() {
+            cancel.cancel();
+        }
         let tasks: Vec<JoinHandle<()>> = self.tasks.borrow_mut().drain(..).collect();
         for task in tasks {
             let _ = task.await;
@@ -129,6 +150,41 @@ impl Rpc {
                 }
                 Err(error) => RpcReply::failure(id, Some("set_session_name"), error.to_string()),
             },
+            RpcCommand::SetModel { provider, model_id } => {
+                match self.switch_model(&provider, &model_id, ModelSelectSource::Set).await {
+                    Ok((model, _)) => RpcReply::with_data(id, "set_model", model),
+                    Err(error) => RpcReply::failure(id, Some("set_model"), error),
+                }
+            }
+            RpcCommand::CycleModel => self.cycle_model(id).await,
+            RpcCommand::GetAvailableModels => {
+                let models: Vec<Value> =
+                    self.models.available().iter().map(|registered| model_json(&registered.model)).collect();
+                RpcReply::with_data(id, "get_available_models", json!({ "models": models }))
+            }
+            RpcCommand::Bash { command } => return self.user_bash(id, command),
+            RpcCommand::AbortBash => {
+                if let Some(cancel) = self.bash_cancel.borrow().as_ref() {
+                    cancel.cancel();
+                }
+                RpcReply::ok(id, "abort_bash")
+            }
+            RpcCommand::NewSession { parent_session } => match session.new_session(parent_session).await {
+                Ok(done) => RpcReply::with_data(id, "new_session", json!({ "cancelled": !done })),
+                Err(error) => RpcReply::failure(id, Some("new_session"), error.to_string()),
+            },
+            RpcCommand::SwitchSession { session_path } => self.switch_session(id, &session_path).await,
+            RpcCommand::Fork { entry_id } => match session.fork_before(&entry_id).await {
+                Ok(ForkOutcome::Forked { text }) => {
+                    RpcReply::with_data(id, "fork", json!({ "text": text, "cancelled": false }))
+                }
+                Ok(_) => RpcReply::with_data(id, "fork", json!({ "text": "", "cancelled": true })),
+                Err(error) => RpcReply::failure(id, Some("fork"), error.to_string()),
+            },
+            RpcCommand::Clone => match session.clone_session().await {
+                Ok(done) => RpcReply::with_data(id, "clone", json!({ "cancelled": !done })),
+                Err(error) => RpcReply::failure(id, Some("clone"), error.to_string()),
+            },
             RpcCommand::Unsupported(kind) => {
                 let error = format!("`{kind}` is not available in this agent's RPC mode yet");
                 RpcReply::failure(id, Some(&kind), error)
@@ -167,10 +223,16 @@ impl Rpc {
         *self.busy.borrow_mut() = true;
         let session = self.session.clone();
         let busy = self.busy.clone();
+        let deferred = self.deferred.clone();
         let task = tokio::task::spawn_local(async move {
             let options = PromptOptions { images, source: InputSource::Rpc, ..PromptOptions::default() };
             let outcome = session.prompt_with(message, options).await;
             *busy.borrow_mut() = false;
+            for message in deferred.borrow_mut().drain(..) {
+                if let Err(error) = session.record_message(message) {
+                    eprintln!("Error: cannot save a command's output: {error}");
+                }
+            }
             if let Err(error) = outcome {
                 write_json(&RpcReply::failure(id, Some("prompt"), error.to_string()));
             }
@@ -182,6 +244,36 @@ impl Rpc {
     fn queue(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {
         let delivered = self.session.queue_message(text.clone(), images, behavior);
         write_json(&self.pending.push(&text, &delivered, behavior));
+    }
+
+    /// Runs the user's command in the background and replies with its result; the output joins the
+    /// conversation now, or after the prompt under way.
+    fn user_bash(&self, id: Option<Value>, command: String) -> Option<RpcReply> {
+        let cancel = CancellationToken::new();
+        *self.bash_cancel.borrow_mut() = Some(cancel.clone());
+        let (session, env, busy, deferred) =
+            (self.session.clone(), self.tool_env.clone(), self.busy.clone(), self.deferred.clone());
+        let task = tokio::task::spawn_local(async move {
+            let reply = match run_user_bash(&env, &command, &cancel).await {
+                Ok(outcome) => {
+                    let message = AgentMessage::BashExecution(outcome.message);
+                    let saved = if *busy.borrow() || session.agent().is_streaming() {
+                        deferred.borrow_mut().push(message);
+                        Ok(())
+                    } else {
+                        session.record_message(message)
+                    };
+                    match saved {
+                        Ok(()) => RpcReply::with_data(id, "bash", outcome.data),
+                        Err(error) => RpcReply::failure(id, Some("bash"), error.to_string()),
+                    }
+                }
+                Err(error) => RpcReply::failure(id, Some("bash"), error),
+            };
+            write_json(&reply);
+        });
+        self.keep(task);
+        None
     }
 
     /// Compacts in the background (it aborts a running prompt first, as pi does) and replies when done.
@@ -224,6 +316,75 @@ impl Rpc {
             }
             Ok(None) => RpcReply::with_data(id, "cycle_thinking_level", Value::Null),
             Err(error) => RpcReply::failure(id, Some("cycle_thinking_level"), error.to_string()),
+        }
+    }
+
+    /// Switches to `provider`/`id`; returns the model as printed and the thinking level now in effect.
+    async fn switch_model(
+        &self,
+        provider: &str,
+        id: &str,
+        source: ModelSelectSource,
+    ) -> Result<(Value, ThinkingLevel), String> {
+        let chosen = self.models.choose(provider, id)?;
+        let before = self.session.agent().state().thinking_level;
+        let printed = model_json(&chosen.model);
+        let map = chosen.thinking_level_map.as_ref();
+        let level = self
+            .session
+            .set_model(chosen.model, Some(chosen.api_key), map, source)
+            .await
+            .map_err(|error| error.to_string())?;
+        if level != before {
+            write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: level.as_str().to_owned() });
+        }
+        Ok((printed, level))
+    }
+
+    /// Continues in another session file; its model comes back when it can be used.
+    async fn switch_session(&self, id: Option<Value>, path: &str) -> RpcReply {
+        let path = crate::cli::expand_home(std::path::Path::new(path));
+        match self.session.switch_session(&path).await {
+            Ok(false) => RpcReply::with_data(id, "switch_session", json!({ "cancelled": true })),
+            Ok(true) => {
+                let current = self.session.agent().state().model.map(|model| (model.provider, model.id));
+                if let Some((provider, model_id)) =
+                    self.session.session_model().filter(|used| Some(used) != current.as_ref())
+                    && let Err(error) = self.switch_model(&provider, &model_id, ModelSelectSource::Restore).await
+                {
+                    eprintln!(
+                        "Warning: the session used {provider}/{model_id}, which cannot be used here ({error}); keeping the current model"
+                    );
+                }
+                RpcReply::with_data(id, "switch_session", json!({ "cancelled": false }))
+            }
+            Err(error) => RpcReply::failure(id, Some("switch_session"), error.to_string()),
+        }
+    }
+
+    /// The next available model after the current one (wrapping); `null` when there is no other.
+    async fn cycle_model(&self, id: Option<Value>) -> RpcReply {
+        let current = self.session.agent().state().model;
+        let available: Vec<(String, String)> = self
+            .models
+            .available()
+            .iter()
+            .map(|registered| (registered.model.provider.clone(), registered.model.id.clone()))
+            .collect();
+        if available.len() < 2 {
+            return RpcReply::with_data(id, "cycle_model", Value::Null);
+        }
+        let position = current.as_ref().and_then(|model| {
+            available.iter().position(|(provider, model_id)| *provider == model.provider && *model_id == model.id)
+        });
+        let (provider, model_id) = &available[position.map_or(0, |index| (index + 1) % available.len())];
+        match self.switch_model(provider, model_id, ModelSelectSource::Cycle).await {
+            Ok((model, level)) => RpcReply::with_data(
+                id,
+                "cycle_model",
+                json!({ "model": model, "thinkingLevel": level.as_str(), "isScoped": false }),
+            ),
+            Err(error) => RpcReply::failure(id, Some("cycle_model"), error),
         }
     }
 

@@ -7,6 +7,7 @@ mod command;
 mod dispatch;
 mod queue;
 mod state;
+mod user_bash;
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -20,6 +21,7 @@ pub use command::{COMMAND_TYPES, ParsedLine, RpcCommand, RpcReply, parse_line};
 use self::dispatch::Rpc;
 use self::queue::PendingQueue;
 use super::error::CliError;
+use super::model_catalog::ModelCatalog;
 use super::modes::{open_session, write_json};
 use super::setup::Prepared;
 use crate::agent_session::SessionEventSink;
@@ -27,10 +29,11 @@ use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdown
 use crate::protocol::{AgentEvent, SessionOnlyEvent};
 
 /// Serves commands from stdin until it ends; returns the exit code.
-pub async fn run_rpc(prepared: Prepared) -> Result<ExitCode, CliError> {
+pub async fn run_rpc(prepared: Prepared, models: ModelCatalog) -> Result<ExitCode, CliError> {
     prepared.extensions.on_error(Arc::new(|error: &ExtensionErrorEvent| write_json(error)));
     let emit: SessionEventSink = Arc::new(|event: &SessionOnlyEvent| write_json(event));
     let resources = prepared.resources.clone();
+    let tool_env = prepared.tool_env.clone();
     let session = Rc::new(open_session(prepared, emit)?);
     let pending = Arc::new(PendingQueue::default());
     let watcher = pending.clone();
@@ -43,7 +46,7 @@ pub async fn run_rpc(prepared: Prepared) -> Result<ExitCode, CliError> {
     let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
     session.extensions().emit_session_start(&start).await;
     let mut lines = read_stdin_lines();
-    let rpc = Rpc::new(session.clone(), pending, resources);
+    let rpc = Rpc::new(session.clone(), pending, resources, models, tool_env);
     let local = tokio::task::LocalSet::new();
     local
         .run_until(async {
