@@ -191,8 +191,11 @@ async fn settings_change_and_bad_commands_are_answered_not_fatal() {
     assert_eq!(unknown["success"], false);
     let empty = rpc.call("compact", json!({"type": "compact"})).await;
     assert_eq!(empty["success"], false, "nothing to compact in an empty session: {empty}");
+    rpc.send(json!({"type": "extension_ui_response", "id": "dialog-1", "cancelled": true})).await;
     rpc.send_raw("{\"type\":\"get_state\"}\r").await;
-    let untagged = rpc.until(|line| line["command"] == "get_state" && line.get("id").is_none()).await;
+    let untagged = rpc.next().await.expect("a reply");
+    assert_eq!(untagged["command"], "get_state", "an extension_ui_response gets no reply: {untagged}");
+    assert!(untagged.get("id").is_none());
     assert_eq!(untagged["success"], true, "a trailing carriage return is fine and no id gives no id");
 
     let (code, _) = rpc.close().await;
@@ -272,6 +275,8 @@ async fn models_switch_by_name_and_by_cycling_and_the_next_request_uses_the_new_
     rpc.until(is_event("agent_end")).await;
     assert_eq!(mock.requests()[0].body["model"], "m2");
 
+    let ignored = rpc.call("t", json!({"type": "set_thinking_level", "level": "high"})).await;
+    assert_eq!(ignored["success"], true, "accepted, though m2 cannot think");
     let cycled = rpc.call("c", json!({"type": "cycle_model"})).await;
     assert_eq!(cycled["data"]["model"]["id"], "m", "after the last available model comes the first");
     assert_eq!(cycled["data"]["thinkingLevel"], "medium", "the level chosen before comes back on a reasoning model");

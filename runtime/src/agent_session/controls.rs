@@ -58,8 +58,12 @@ impl AgentSession {
     /// Sets the thinking level, clamped to what the model supports; a change is recorded in the session.
     /// Returns the level in effect.
     pub fn set_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, SessionError> {
-        *lock(&self.thinking_preference) = level;
         let model = self.agent.state().model;
+        // A model that cannot reason ignores the request; the level chosen before comes back with the next
+        // model that can, as in pi.
+        if model.as_ref().is_none_or(|model| model.reasoning) {
+            *lock(&self.thinking_preference) = level;
+        }
         let map = model.as_ref().and_then(|model| builtin_thinking_level_map(&model.provider, &model.id));
         self.apply_thinking_level(level, map)
     }

@@ -185,6 +185,8 @@ impl Rpc {
                 Ok(done) => RpcReply::with_data(id, "clone", json!({ "cancelled": !done })),
                 Err(error) => RpcReply::failure(id, Some("clone"), error.to_string()),
             },
+            // An answer to a dialog; this agent opens none, so there is nothing to answer it to.
+            RpcCommand::Unsupported(kind) if kind == "extension_ui_response" => return None,
             RpcCommand::Unsupported(kind) => {
                 let error = format!("`{kind}` is not available in this agent's RPC mode yet");
                 RpcReply::failure(id, Some(&kind), error)
