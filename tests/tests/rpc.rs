@@ -106,6 +106,16 @@ async fn a_prompt_is_acknowledged_then_streamed_and_the_state_reads_back() {
     assert_eq!(state["data"]["sessionName"], "readme");
     assert_eq!(state["data"]["messageCount"], 4);
 
+    let exported = rpc.call("e", json!({"type": "export_html"})).await;
+    let name = exported["data"]["path"].as_str().expect("a path").to_owned();
+    assert!(name.starts_with("pi-session-") && name.ends_with(".html"), "{name}");
+    let page = std::fs::read_to_string(sandbox.work_dir().join(&name)).expect("the page is in the working directory");
+    assert!(page.contains("What does the README say?") && page.contains("The README says hello."), "{page}");
+    let chosen = sandbox.root.path().join("out.html");
+    let exported = rpc.call("e2", json!({"type": "export_html", "outputPath": chosen})).await;
+    assert_eq!(exported["data"]["path"], chosen.to_string_lossy().as_ref());
+    assert!(chosen.is_file());
+
     let (code, rest) = rpc.close().await;
     assert_eq!(code, Some(0), "{rest:?}");
     let entries = session_entries(&sandbox);
@@ -189,6 +199,8 @@ async fn settings_change_and_bad_commands_are_answered_not_fatal() {
     let unknown = rpc.call("u", json!({"type": "frobnicate"})).await;
     assert_eq!(unknown["command"], "frobnicate");
     assert_eq!(unknown["success"], false);
+    let nothing = rpc.call("x", json!({"type": "export_html"})).await;
+    assert_eq!(nothing["success"], false, "nothing to export before the first prompt: {nothing}");
     let empty = rpc.call("compact", json!({"type": "compact"})).await;
     assert_eq!(empty["success"], false, "nothing to compact in an empty session: {empty}");
     rpc.send(json!({"type": "extension_ui_response", "id": "dialog-1", "cancelled": true})).await;

@@ -9,6 +9,7 @@ mod config_value;
 mod custom_tools;
 mod embedded;
 mod error;
+mod export_html;
 mod list_models;
 mod model_catalog;
 mod model_match;
@@ -125,7 +126,7 @@ fn run_agent(
                 args.api_key.as_deref(),
                 start_provider.as_deref(),
             )?;
-            rpc::run_rpc(prepared, catalog).await
+            rpc::run_rpc(prepared, catalog, &definition.name).await
         });
     }
     // As in pi: stdin that is not a terminal means print mode, and its text (trimmed) is prepended

@@ -111,6 +111,9 @@ pub enum RpcCommand {
         entry_id: String,
     },
     Clone,
+    ExportHtml {
+        output_path: Option<String>,
+    },
     /// A known command this agent does not carry out yet (its name).
     #[serde(skip)]
     Unsupported(String),
@@ -222,8 +225,8 @@ mod tests {
             panic!()
         };
         assert_eq!(command, RpcCommand::SetModel { provider: "p".into(), model_id: "m".into() });
-        let ParsedLine::Command { command, .. } = parse_line("{\"type\":\"export_html\"}") else { panic!() };
-        assert_eq!(command, RpcCommand::Unsupported("export_html".into()));
+        let ParsedLine::Command { command, .. } = parse_line("{\"type\":\"extension_ui_response\"}") else { panic!() };
+        assert_eq!(command, RpcCommand::Unsupported("extension_ui_response".into()));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::command::{ParsedLine, RpcCommand, RpcReply, parse_line};
+use super::export::export_session;
 use super::queue::PendingQueue;
 use super::state::{fork_messages, model_json, session_state, slash_commands};
 use super::user_bash::run_user_bash;
@@ -30,6 +31,7 @@ pub struct Rpc {
     resources: Resources,
     models: ModelCatalog,
     tool_env: ToolEnvironment,
+    agent_name: String,
     /// Cancels the user's command under way (`abort_bash`).
     bash_cancel: RefCell<Option<CancellationToken>>,
     /// Commands that finished while a prompt ran: kept once it ends, so the run's messages stay together.
@@ -47,10 +49,12 @@ impl Rpc {
         resources: Resources,
         models: ModelCatalog,
         tool_env: ToolEnvironment,
+        agent_name: &str,
     ) -> Self {
         let (tasks, busy) = (RefCell::new(Vec::new()), Rc::new(RefCell::new(false)));
         let (bash_cancel, deferred) = (RefCell::new(None), Rc::new(RefCell::new(Vec::new())));
-        Self { session, pending, resources, models, tool_env, bash_cancel, deferred, tasks, busy }
+        let agent_name = agent_name.to_owned();
+        Self { session, pending, resources, models, tool_env, agent_name, bash_cancel, deferred, tasks, busy }
     }
 
     /// Parses and carries out one stdin line, printing its reply (now, or when its work ends).
@@ -185,6 +189,12 @@ impl Rpc {
                 Ok(done) => RpcReply::with_data(id, "clone", json!({ "cancelled": !done })),
                 Err(error) => RpcReply::failure(id, Some("clone"), error.to_string()),
             },
+            RpcCommand::ExportHtml { output_path } => {
+                match export_session(session, &self.agent_name, output_path.as_deref()) {
+                    Ok(path) => RpcReply::with_data(id, "export_html", json!({ "path": path })),
+                    Err(error) => RpcReply::failure(id, Some("export_html"), error),
+                }
+            }
             // An answer to a dialog; this agent opens none, so there is nothing to answer it to.
             RpcCommand::Unsupported(kind) if kind == "extension_ui_response" => return None,
             RpcCommand::Unsupported(kind) => {

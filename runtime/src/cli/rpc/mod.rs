@@ -5,6 +5,7 @@
 
 mod command;
 mod dispatch;
+mod export;
 mod queue;
 mod state;
 mod user_bash;
@@ -29,7 +30,7 @@ use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdown
 use crate::protocol::{AgentEvent, SessionOnlyEvent};
 
 /// Serves commands from stdin until it ends; returns the exit code.
-pub async fn run_rpc(prepared: Prepared, models: ModelCatalog) -> Result<ExitCode, CliError> {
+pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str) -> Result<ExitCode, CliError> {
     prepared.extensions.on_error(Arc::new(|error: &ExtensionErrorEvent| write_json(error)));
     let emit: SessionEventSink = Arc::new(|event: &SessionOnlyEvent| write_json(event));
     let resources = prepared.resources.clone();
@@ -46,7 +47,7 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog) -> Result<ExitCod
     let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
     session.extensions().emit_session_start(&start).await;
     let mut lines = read_stdin_lines();
-    let rpc = Rpc::new(session.clone(), pending, resources, models, tool_env);
+    let rpc = Rpc::new(session.clone(), pending, resources, models, tool_env, agent_name);
     let local = tokio::task::LocalSet::new();
     local
         .run_until(async {
