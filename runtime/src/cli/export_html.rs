@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+// `& < > " '` escaped the XML way is safe in HTML text and quoted attributes as well.
+use crate::prompt::escape_xml as escape;
 use crate::protocol::{AgentMessage, AssistantContent, MessageContent, UserContent};
 use crate::session::SessionHeader;
 
@@ -155,22 +157,6 @@ fn argument_preview(arguments: &Value) -> String {
         preview = preview.chars().take(79).collect::<String>() + "…";
     }
     preview
-}
-
-/// Text safe inside HTML elements and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;\
