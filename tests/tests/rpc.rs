@@ -242,10 +242,9 @@ async fn compact_summarizes_on_request_and_the_end_of_stdin_stops_a_running_prom
 
     rpc.call("p3", json!({"type": "prompt", "message": "Third"})).await;
     rpc.until(is_event("message_update")).await;
-    let started = std::time::Instant::now();
+    // `close` gives the agent 30 s to exit; the stalled stream alone would hold it for the 10-minute idle timeout.
     let (code, _) = rpc.close().await;
     assert_eq!(code, Some(0));
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "a stalled stream does not hold the exit");
     let entries = session_entries(&sandbox);
     assert!(entries.iter().any(|entry| entry["type"] == "compaction"), "{entries:#?}");
     let last = entries.iter().rev().find(|entry| entry["type"] == "message").expect("a message");

@@ -226,3 +226,30 @@ async fn a_full_context_window_is_compacted_and_the_next_request_carries_the_sum
     assert!(compaction["firstKeptEntryId"].as_str().is_some_and(|id| id.len() == 8));
     assert!(compaction["tokensBefore"].as_u64().is_some_and(|tokens| tokens >= 4000), "{compaction}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn export_writes_a_session_file_as_a_page_and_exits() {
+    let mock = server(json!([{"text": "Exported <answer> & more."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let binary = agent_binary("pi");
+    let output = sandbox.run(&binary, &[&MODEL_ARGS[..], &["-p", "Write a page"]].concat()).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let file = session_files(&sandbox).pop().expect("a session file");
+    let file = file.to_string_lossy().into_owned();
+
+    let exported = sandbox.run(&binary, &["--export", &file, "page.html"]).await;
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    assert!(stdout(&exported).contains("page.html"), "{}", stdout(&exported));
+    let page = std::fs::read_to_string(sandbox.work_dir().join("page.html")).expect("the page");
+    assert!(page.contains("Write a page") && page.contains("Exported &lt;answer&gt; &amp; more."), "{page}");
+    assert_eq!(mock.requests().len(), 1, "exporting calls no model");
+
+    let default = sandbox.run(&binary, &["--export", &file]).await;
+    assert!(default.status.success(), "{}", stderr(&default));
+    let stem = Path::new(&file).file_stem().expect("stem").to_string_lossy().into_owned();
+    assert!(sandbox.work_dir().join(format!("pi-session-{stem}.html")).is_file(), "pi's default name");
+
+    let missing = sandbox.run(&binary, &["--export", "/nonexistent/session.jsonl"]).await;
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("/nonexistent/session.jsonl"), "{}", stderr(&missing));
+}

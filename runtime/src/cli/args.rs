@@ -74,6 +74,9 @@ pub struct CliArgs {
     /// Do not load AGENTS.md / CLAUDE.md context files
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,
+    /// Write a session file as an HTML page and exit (the first message, if any, names the output file)
+    #[arg(long, value_name = "file")]
+    pub export: Option<String>,
     /// Thinking level: off, minimal, low, medium, high, xhigh
     #[arg(long, value_name = "level")]
     pub thinking: Option<String>,

@@ -1,14 +1,16 @@
-//! A session as one self-contained HTML page (RPC `export_html`): the conversation of the current branch,
-//! rendered on the server side, with no script and nothing fetched from elsewhere, so it opens anywhere.
+//! A session as one self-contained HTML page (RPC `export_html`, `--export FILE [OUT]`): the conversation of
+//! the current branch, rendered on the server side, with no script and nothing fetched from elsewhere, so it
+//! opens anywhere.
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 // `& < > " '` escaped the XML way is safe in HTML text and quoted attributes as well.
 use crate::prompt::escape_xml as escape;
 use crate::protocol::{AgentMessage, AssistantContent, MessageContent, UserContent};
-use crate::session::SessionHeader;
+use crate::session::{SessionHeader, SessionTree, load_session_file};
 
 /// What the page shows besides the messages.
 pub struct ExportInfo<'a> {
@@ -49,6 +51,46 @@ pub fn session_html(info: &ExportInfo<'_>, messages: &[AgentMessage]) -> String 
     }
     page.push_str("</main>\n</body>\n</html>\n");
     page
+}
+
+/// `--export FILE [OUT]`: the session file's current branch as a page; returns where it was written.
+pub fn export_session_file(agent: &str, input: &Path, output: Option<&str>) -> Result<String, String> {
+    let loaded = load_session_file(input).map_err(|error| error.to_string())?;
+    let tree = SessionTree::from_entries(loaded.entries);
+    let context = tree.context();
+    let model = context.model.map(|(provider, id)| format!("{provider}/{id}"));
+    let info = ExportInfo { agent, header: &loaded.header, session_name: tree.session_name(), model };
+    let stem = input.file_stem().map_or_else(|| loaded.header.id.clone(), |stem| stem.to_string_lossy().into_owned());
+    write_session_page(&info, &context.messages, output, &stem)
+}
+
+/// Writes the page to `output` (as given, `~` expanded) or to `<agent>-session-<stem>.html` in the working
+/// directory; returns the path as the user should see it.
+pub fn write_session_page(
+    info: &ExportInfo<'_>,
+    messages: &[AgentMessage],
+    output: Option<&str>,
+    stem: &str,
+) -> Result<String, String> {
+    let (shown, target) = match output {
+        Some(path) => (path.to_owned(), super::expand_home(Path::new(path))),
+        None => {
+            let name = format!("{}-session-{stem}.html", info.agent);
+            (name.clone(), PathBuf::from(name))
+        }
+    };
+    write_atomically(&target, session_html(info, messages).as_bytes())
+        .map_err(|error| format!("cannot write {}: {error}", target.display()))?;
+    Ok(shown)
+}
+
+/// Writes beside the target and renames into place, so an existing file is never left half-written.
+fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let staging = target.with_extension(format!("html.partial-{}", std::process::id()));
+    std::fs::write(&staging, bytes)?;
+    std::fs::rename(&staging, target).inspect_err(|_| {
+        let _ = std::fs::remove_file(&staging);
+    })
 }
 
 fn render_message(page: &mut String, message: &AgentMessage) {

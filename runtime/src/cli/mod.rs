@@ -91,6 +91,16 @@ pub fn run_with_extensions(
         }
         return print_stdout(&text);
     }
+    if let Some(input) = &args.export {
+        let output = args.messages.first().map(String::as_str);
+        return match export_html::export_session_file(&definition.name, std::path::Path::new(input), output) {
+            Ok(path) => print_stdout(&format!("Exported the session to {path}\n")),
+            Err(error) => {
+                eprintln!("Error: {error}");
+                ExitCode::from(1)
+            }
+        };
+    }
     match run_agent(&definition, args, rust_tools, extensions) {
         Ok(code) => code,
         Err(error) => {
