@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::prompt::escape_xml as escape;
 use crate::protocol::{AgentMessage, AssistantContent, MessageContent, UserContent};
 use crate::session::{SessionHeader, SessionTree, load_session_file};
+use crate::tools::write::write_atomic_blocking;
 
 /// What the page shows besides the messages.
 pub struct ExportInfo<'a> {
@@ -79,18 +80,9 @@ pub fn write_session_page(
             (name.clone(), PathBuf::from(name))
         }
     };
-    write_atomically(&target, session_html(info, messages).as_bytes())
+    write_atomic_blocking(&target, session_html(info, messages).as_bytes())
         .map_err(|error| format!("cannot write {}: {error}", target.display()))?;
     Ok(shown)
-}
-
-/// Writes beside the target and renames into place, so an existing file is never left half-written.
-fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let staging = target.with_extension(format!("html.partial-{}", std::process::id()));
-    std::fs::write(&staging, bytes)?;
-    std::fs::rename(&staging, target).inspect_err(|_| {
-        let _ = std::fs::remove_file(&staging);
-    })
 }
 
 fn render_message(page: &mut String, message: &AgentMessage) {

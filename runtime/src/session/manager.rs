@@ -35,12 +35,12 @@ pub fn sessions_dir(agent_dir: &Path, session_dir_override: Option<&Path>, cwd: 
 impl SessionManager {
     /// A new session in `dir` (the folder is created now, as pi creates it; the file at the first answer).
     pub fn create(dir: &Path, cwd: &Path) -> Result<Self, SessionError> {
+        Self::create_with(dir, cwd, NewSessionOptions::default())
+    }
+
+    fn create_with(dir: &Path, cwd: &Path, options: NewSessionOptions) -> Result<Self, SessionError> {
         std::fs::create_dir_all(dir).map_err(|source| SessionError::io("create", dir, source))?;
-        Ok(Self {
-            tree: SessionTree::new(),
-            store: SessionStore::create(dir, cwd, NewSessionOptions::default()),
-            cwd: cwd.to_path_buf(),
-        })
+        Ok(Self { tree: SessionTree::new(), store: SessionStore::create(dir, cwd, options), cwd: cwd.to_path_buf() })
     }
 
     /// An existing session file, locked for writing; its entries become the tree, the leaf its last entry.
@@ -61,11 +61,11 @@ impl SessionManager {
 
     /// A session that is never written (`--no-session`).
     pub fn in_memory(cwd: &Path) -> Self {
-        Self {
-            tree: SessionTree::new(),
-            store: SessionStore::in_memory(cwd, NewSessionOptions::default()),
-            cwd: cwd.to_path_buf(),
-        }
+        Self::in_memory_with(cwd, NewSessionOptions::default())
+    }
+
+    fn in_memory_with(cwd: &Path, options: NewSessionOptions) -> Self {
+        Self { tree: SessionTree::new(), store: SessionStore::in_memory(cwd, options), cwd: cwd.to_path_buf() }
     }
 
     pub fn header(&self) -> &SessionHeader {
@@ -205,19 +205,10 @@ impl SessionManager {
     /// naming `parent_session` when given.
     pub fn new_sibling(&self, parent_session: Option<String>) -> Result<SessionManager, SessionError> {
         let options = NewSessionOptions { session_id: None, parent_session };
-        let Some(dir) = self.path().and_then(Path::parent).map(Path::to_path_buf) else {
-            return Ok(Self {
-                tree: SessionTree::new(),
-                store: SessionStore::in_memory(&self.cwd, options),
-                cwd: self.cwd.clone(),
-            });
-        };
-        std::fs::create_dir_all(&dir).map_err(|source| SessionError::io("create", &dir, source))?;
-        Ok(Self {
-            tree: SessionTree::new(),
-            store: SessionStore::create(&dir, &self.cwd, options),
-            cwd: self.cwd.clone(),
-        })
+        match self.path().and_then(Path::parent) {
+            Some(dir) => Self::create_with(dir, &self.cwd, options),
+            None => Ok(Self::in_memory_with(&self.cwd, options)),
+        }
     }
 
     /// pi's fork: a new session beside this one holding the path from the root to `leaf` (nothing when

@@ -350,14 +350,19 @@ pub(crate) async fn execute_in_shell(
     let on_update = |t: &TruncationResult, full: Option<&Path>| {
         ctx.update(AgentToolResult { content: vec![UserContent::text(t.content.clone())], details: details(t, full) });
     };
-    let command = match env.command_prefix.as_deref().filter(|prefix| !prefix.is_empty()) {
-        Some(prefix) => format!("{prefix}\n{command}"),
-        None => command,
-    };
+    let command = with_command_prefix(env, &command);
     let shell = ShellCommand::for_env(env)?;
     let timeout = timeout_secs.and_then(|t| Duration::try_from_secs_f64(t).ok());
     let out = run_command_with(&command, &shell, options, timeout, &ctx.cancel, on_update).await?;
     command_result(&out, timeout_secs)
+}
+
+/// `command` preceded by the environment's `shellCommandPrefix` line, when one is set.
+pub fn with_command_prefix(env: &ToolEnvironment, command: &str) -> String {
+    match env.command_prefix.as_deref().filter(|prefix| !prefix.is_empty()) {
+        Some(prefix) => format!("{prefix}\n{command}"),
+        None => command.to_owned(),
+    }
 }
 
 /// Extra inputs of a command run by [`run_command_with`].

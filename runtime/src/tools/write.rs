@@ -82,7 +82,8 @@ pub async fn write_atomic(path: &Path, data: Vec<u8>) -> io::Result<()> {
         .map_err(|e| io::Error::other(format!("write task failed: {e}")))?
 }
 
-fn write_atomic_blocking(path: &Path, data: &[u8]) -> io::Result<()> {
+/// [`write_atomic`] on the calling thread.
+pub(crate) fn write_atomic_blocking(path: &Path, data: &[u8]) -> io::Result<()> {
     let target: PathBuf = match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
         _ => path.to_path_buf(),

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{BashExecutionMessage, now_ms};
 use crate::tools::ToolEnvironment;
-use crate::tools::bash::{ShellCommand, run_command};
+use crate::tools::bash::{ShellCommand, run_command, with_command_prefix};
 
 /// What one command produced: the reply's data and the message to keep.
 pub struct UserBashOutcome {
@@ -21,10 +21,7 @@ pub async fn run_user_bash(
     command: &str,
     cancel: &CancellationToken,
 ) -> Result<UserBashOutcome, String> {
-    let script = match env.command_prefix.as_deref().filter(|prefix| !prefix.is_empty()) {
-        Some(prefix) => format!("{prefix}\n{command}"),
-        None => command.to_owned(),
-    };
+    let script = with_command_prefix(env, command);
     let shell = ShellCommand::for_env(env).map_err(|error| error.to_string())?;
     let out = run_command(&script, &shell, None, cancel, |_, _| {}).await.map_err(|error| error.to_string())?;
     let exit_code = if out.cancelled { None } else { out.exit_code.map(i64::from) };
