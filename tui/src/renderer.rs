@@ -1,0 +1,201 @@
+//! The differential renderer: given the whole screen as lines, it writes only what changed since the last
+//! frame. Inline, the lines grow down from where the program started and scroll into the terminal's own
+//! scrollback (so the terminal scrolls, selects and copies them); fullscreen, the frame is exactly the
+//! alternate screen's rows. Every update is wrapped in synchronized output so terminals that know it draw
+//! it at once, without flicker.
+
+use crate::text::{truncate_to_width, visible_width};
+
+/// How the program uses the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScreenMode {
+    /// On the normal screen, below what was there; old lines go to the scrollback.
+    Inline,
+    /// On the alternate screen; the program scrolls its own content.
+    Fullscreen,
+}
+
+const SYNC_START: &str = "\x1b[?2026h";
+const SYNC_END: &str = "\x1b[?2026l";
+const CLEAR_ALL: &str = "\x1b[2J\x1b[H\x1b[3J";
+
+/// What the renderer knows of the screen after its last frame.
+#[derive(Debug)]
+pub struct DiffRenderer {
+    mode: ScreenMode,
+    previous: Vec<String>,
+    size: Option<(usize, usize)>,
+    /// Inline: the line of the frame the terminal's cursor is on.
+    cursor_line: usize,
+    /// Inline: the most lines the screen has held since the last full redraw (lines never scroll back down).
+    max_lines: usize,
+    full_redraws: usize,
+}
+
+impl DiffRenderer {
+    pub fn new(mode: ScreenMode) -> Self {
+        Self { mode, previous: Vec::new(), size: None, cursor_line: 0, max_lines: 0, full_redraws: 0 }
+    }
+
+    pub fn mode(&self) -> ScreenMode {
+        self.mode
+    }
+
+    /// How many times the whole screen was redrawn (first frame, resize, a change scrolled out of view).
+    pub fn full_redraws(&self) -> usize {
+        self.full_redraws
+    }
+
+    /// The next frame redraws everything (after the terminal was used by someone else).
+    pub fn invalidate(&mut self) {
+        self.size = None;
+    }
+
+    /// The bytes that turn the last frame into `lines` on a `width` x `height` terminal. Lines wider than
+    /// the terminal are cut; fullscreen frames are cut or padded to `height` rows.
+    pub fn render(&mut self, lines: &[String], width: usize, height: usize) -> String {
+        let (width, height) = (width.max(1), height.max(1));
+        let mut lines: Vec<String> = lines
+            .iter()
+            .map(|line| if visible_width(line) > width { truncate_to_width(line, width, "") } else { line.clone() })
+            .collect();
+        if self.mode == ScreenMode::Fullscreen {
+            lines.resize(height, String::new());
+        }
+        let resized = self.size != Some((width, height));
+        let mut out = String::from(SYNC_START);
+        match self.mode {
+            ScreenMode::Fullscreen => self.render_fullscreen(&lines, resized, &mut out),
+            ScreenMode::Inline => self.render_inline(&lines, resized, height, &mut out),
+        }
+        out.push_str(SYNC_END);
+        self.size = Some((width, height));
+        self.previous = lines;
+        if out.len() == SYNC_START.len() + SYNC_END.len() {
+            out.clear();
+        }
+        out
+    }
+
+    /// The bytes that leave the cursor on a fresh line below the content (inline), for exiting.
+    pub fn finish(&mut self) -> String {
+        match self.mode {
+            ScreenMode::Fullscreen => String::new(),
+            ScreenMode::Inline => {
+                let mut out = String::new();
+                let last = self.previous.len().saturating_sub(1);
+                move_down(&mut out, last.saturating_sub(self.cursor_line));
+                out.push_str("\r\n");
+                self.cursor_line = self.previous.len();
+                out
+            }
+        }
+    }
+
+    fn render_fullscreen(&mut self, lines: &[String], resized: bool, out: &mut String) {
+        if resized {
+            self.full_redraws += 1;
+            out.push_str("\x1b[2J");
+        }
+        for (row, line) in lines.iter().enumerate() {
+            if resized || self.previous.get(row) != Some(line) {
+                out.push_str(&format!("\x1b[{};1H\x1b[2K{line}", row + 1));
+            }
+        }
+    }
+
+    fn render_inline(&mut self, lines: &[String], resized: bool, height: usize, out: &mut String) {
+        let first_render = self.size.is_none() && self.previous.is_empty();
+        if first_render {
+            self.write_all(lines, out);
+            return;
+        }
+        let Some(first) = first_difference(&self.previous, lines) else {
+            if resized {
+                self.redraw_all(lines, out);
+            }
+            return;
+        };
+        let viewport_top = self.max_lines.saturating_sub(height);
+        if resized || first < viewport_top {
+            self.redraw_all(lines, out);
+            return;
+        }
+        self.move_to(first, out);
+        if lines.len() == self.previous.len() {
+            // Same length: rewrite the changed lines only.
+            let last = last_difference(&self.previous, lines).unwrap_or(first);
+            for (index, line) in lines.iter().enumerate().take(last + 1).skip(first) {
+                if index > first {
+                    out.push_str("\r\n");
+                }
+                out.push_str("\r\x1b[2K");
+                out.push_str(line);
+            }
+            self.cursor_line = last;
+            return;
+        }
+        // The length changed: everything from the first change down is written again.
+        out.push_str("\r\x1b[J");
+        for (index, line) in lines.iter().enumerate().skip(first) {
+            if index > first {
+                out.push_str("\r\n");
+            }
+            out.push_str(line);
+        }
+        self.cursor_line = if lines.len() > first { lines.len() - 1 } else { first };
+        self.max_lines = self.max_lines.max(lines.len());
+    }
+
+    /// Clears screen and scrollback and writes every line (the lines in the scrollback were stale).
+    fn redraw_all(&mut self, lines: &[String], out: &mut String) {
+        self.full_redraws += 1;
+        out.push_str(CLEAR_ALL);
+        self.cursor_line = 0;
+        self.max_lines = 0;
+        self.write_all(lines, out);
+    }
+
+    fn write_all(&mut self, lines: &[String], out: &mut String) {
+        out.push_str(&lines.join("\r\n"));
+        self.cursor_line = lines.len().saturating_sub(1);
+        self.max_lines = lines.len();
+    }
+
+    /// Moves the cursor from its line to line `target` of the frame (which is on the screen, or right
+    /// below the last line).
+    fn move_to(&mut self, target: usize, out: &mut String) {
+        if target < self.cursor_line {
+            out.push_str(&format!("\x1b[{}A", self.cursor_line - target));
+        } else {
+            let existing = self.previous.len().saturating_sub(1);
+            let within = target.min(existing).saturating_sub(self.cursor_line);
+            move_down(out, within);
+            // Lines below the last one do not exist yet: a line feed makes them (and scrolls if needed).
+            for _ in existing.max(self.cursor_line)..target {
+                out.push_str("\r\n");
+            }
+        }
+        self.cursor_line = target;
+    }
+}
+
+fn move_down(out: &mut String, lines: usize) {
+    if lines > 0 {
+        out.push_str(&format!("\x1b[{lines}B"));
+    }
+}
+
+fn first_difference(old: &[String], new: &[String]) -> Option<usize> {
+    let common = old.len().min(new.len());
+    (0..common).find(|&i| old[i] != new[i]).or((old.len() != new.len()).then_some(common))
+}
+
+fn last_difference(old: &[String], new: &[String]) -> Option<usize> {
+    (0..old.len().min(new.len())).rev().find(|&i| old[i] != new[i])
+}
+
+#[cfg(test)]
+#[path = "renderer_tests.rs"]
+mod tests;

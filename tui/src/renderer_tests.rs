@@ -1,0 +1,141 @@
+//! Tests for the differential renderer, read back through a terminal emulator (vt100) with scrollback.
+
+use std::num::NonZeroU16;
+
+use super::*;
+
+fn size(value: u16) -> NonZeroU16 {
+    NonZeroU16::new(value).unwrap_or(NonZeroU16::MIN)
+}
+
+struct Screen {
+    parser: vt100::Parser,
+    renderer: DiffRenderer,
+    written: usize,
+}
+
+impl Screen {
+    fn new(mode: ScreenMode, rows: u16, cols: u16) -> Self {
+        Self { parser: vt100::Parser::new(size(rows), size(cols), 1000), renderer: DiffRenderer::new(mode), written: 0 }
+    }
+
+    fn draw(&mut self, lines: &[&str]) -> String {
+        let (rows, cols) = self.parser.screen().size();
+        let lines: Vec<String> = lines.iter().map(|line| (*line).to_owned()).collect();
+        let bytes = self.renderer.render(&lines, usize::from(cols.get()), usize::from(rows.get()));
+        self.written += bytes.len();
+        self.parser.process(bytes.as_bytes());
+        bytes
+    }
+
+    fn resize(&mut self, rows: u16, cols: u16) {
+        self.parser.screen_mut().set_size(size(rows), size(cols));
+    }
+
+    fn visible(&self) -> Vec<String> {
+        self.parser.screen().rows(0, self.parser.screen().size().1.get()).map(|row| row.trim_end().to_owned()).collect()
+    }
+
+    /// Every line: scrollback then screen.
+    fn all(&mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let back = self.parser.screen().scrollback_len();
+        for offset in (1..=back).rev() {
+            self.parser.screen_mut().set_scrollback(offset);
+            if let Some(row) = self.parser.screen().rows(0, self.parser.screen().size().1.get()).next() {
+                lines.push(row.trim_end().to_owned());
+            }
+        }
+        self.parser.screen_mut().set_scrollback(0);
+        lines.extend(self.visible());
+        while lines.last().is_some_and(String::is_empty) {
+            lines.pop();
+        }
+        lines
+    }
+}
+
+#[test]
+fn an_unchanged_frame_writes_nothing_and_a_changed_line_only_itself() {
+    let mut screen = Screen::new(ScreenMode::Inline, 10, 20);
+    screen.draw(&["header", "body", "editor", "footer"]);
+    assert_eq!(screen.draw(&["header", "body", "editor", "footer"]), "");
+    let update = screen.draw(&["header", "body!", "editor", "footer"]);
+    assert!(update.contains("body!") && !update.contains("header") && !update.contains("footer"), "{update:?}");
+    assert_eq!(&screen.visible()[..4], ["header", "body!", "editor", "footer"]);
+}
+
+#[test]
+fn growing_and_shrinking_frames_keep_the_screen_exact() {
+    let mut screen = Screen::new(ScreenMode::Inline, 10, 20);
+    screen.draw(&["a", "b", "editor", "footer"]);
+    screen.draw(&["a", "b", "c", "d", "editor", "footer"]);
+    assert_eq!(&screen.visible()[..6], ["a", "b", "c", "d", "editor", "footer"]);
+    screen.draw(&["a", "x", "footer"]);
+    assert_eq!(&screen.visible()[..4], ["a", "x", "footer", ""]);
+    screen.draw(&["a", "x", "footer", "more"]);
+    assert_eq!(&screen.visible()[..5], ["a", "x", "footer", "more", ""]);
+    assert_eq!(screen.renderer.full_redraws(), 0);
+}
+
+#[test]
+fn content_taller_than_the_screen_goes_to_the_scrollback() {
+    let mut screen = Screen::new(ScreenMode::Inline, 5, 20);
+    let mut lines: Vec<String> = Vec::new();
+    for n in 0..12 {
+        lines.push(format!("line {n}"));
+        let mut frame: Vec<&str> = lines.iter().map(String::as_str).collect();
+        frame.push("-- editor --");
+        screen.draw(&frame);
+    }
+    let all = screen.all();
+    let expected: Vec<String> =
+        (0..12).map(|n| format!("line {n}")).chain(std::iter::once("-- editor --".to_owned())).collect();
+    assert_eq!(all, expected);
+    assert_eq!(screen.visible().last().map(String::as_str), Some("-- editor --"));
+    assert_eq!(screen.renderer.full_redraws(), 0, "appending never redraws everything");
+}
+
+#[test]
+fn a_change_scrolled_out_of_view_redraws_everything_once() {
+    let mut screen = Screen::new(ScreenMode::Inline, 4, 20);
+    let frame: Vec<String> = (0..8).map(|n| format!("line {n}")).collect();
+    let refs: Vec<&str> = frame.iter().map(String::as_str).collect();
+    screen.draw(&refs);
+    let mut changed = refs.clone();
+    changed[1] = "changed 1";
+    screen.draw(&changed);
+    assert_eq!(screen.renderer.full_redraws(), 1);
+    assert_eq!(screen.all()[..3], ["line 0", "changed 1", "line 2"]);
+}
+
+#[test]
+fn a_resize_redraws_at_the_new_width() {
+    let mut screen = Screen::new(ScreenMode::Inline, 6, 30);
+    screen.draw(&["one", "two", "a line of twenty chars"]);
+    screen.resize(6, 10);
+    screen.draw(&["one", "two", "a line of twenty chars"]);
+    assert_eq!(&screen.visible()[..3], ["one", "two", "a line of"]);
+}
+
+#[test]
+fn fullscreen_frames_fill_the_screen_and_update_rows_in_place() {
+    let mut screen = Screen::new(ScreenMode::Fullscreen, 4, 20);
+    screen.draw(&["top", "middle"]);
+    assert_eq!(screen.visible(), ["top", "middle", "", ""]);
+    let update = screen.draw(&["top", "middle", "", "bottom"]);
+    assert!(!update.contains("top"), "{update:?}");
+    assert_eq!(screen.visible(), ["top", "middle", "", "bottom"]);
+    screen.draw(&["1", "2", "3", "4", "5", "6"]);
+    assert_eq!(screen.visible(), ["1", "2", "3", "4"]);
+}
+
+#[test]
+fn finish_leaves_the_cursor_below_the_content() {
+    let mut screen = Screen::new(ScreenMode::Inline, 10, 20);
+    screen.draw(&["a", "b", "c"]);
+    screen.draw(&["a", "B", "c"]);
+    let bytes = screen.renderer.finish();
+    screen.parser.process(bytes.as_bytes());
+    assert_eq!(screen.parser.screen().cursor_position(), (3, 0));
+}
