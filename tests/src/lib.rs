@@ -7,8 +7,10 @@ use std::sync::OnceLock;
 
 use pi_codegen::{BuildRequest, build_agent};
 
+mod pty;
 mod rpc_client;
 
+pub use pty::{PtyAgent, keys};
 pub use rpc_client::RpcClient;
 
 /// The pi-gen workspace root.
@@ -124,6 +126,25 @@ impl Sandbox {
             .spawn()
             .expect("agent starts");
         RpcClient::new(child)
+    }
+
+    /// Starts `binary` with `args` in a pseudo-terminal of `rows` x `columns`, as a person would.
+    pub fn spawn_pty(&self, binary: &Path, args: &[&str], rows: u16, columns: u16) -> PtyAgent {
+        self.spawn_pty_env(binary, args, &[], rows, columns)
+    }
+
+    /// Like [`Sandbox::spawn_pty`], with extra environment variables.
+    pub fn spawn_pty_env(
+        &self,
+        binary: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        rows: u16,
+        columns: u16,
+    ) -> PtyAgent {
+        let mut vars = vec![("PI_CODING_AGENT_DIR".to_owned(), self.agent_dir().to_string_lossy().into_owned())];
+        vars.extend(env.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())));
+        PtyAgent::spawn(binary, args, &self.work_dir(), &vars, &PROVIDER_KEY_VARIABLES, rows, columns)
     }
 
     fn command(&self, binary: &Path, args: &[&str]) -> tokio::process::Command {

@@ -53,10 +53,8 @@ fn the_excerpt_of_a_line_far_longer_than_a_pipe_buffer_never_fails() {
 #[test]
 fn no_script_pipes_into_a_reader_that_stops_early() {
     let root = workspace_root();
-    let mut scripts: Vec<_> = std::fs::read_dir(root.join("scripts"))
-        .expect("scripts/")
-        .map(|entry| entry.expect("entry").path())
-        .collect();
+    let mut scripts: Vec<_> =
+        std::fs::read_dir(root.join("scripts")).expect("scripts/").map(|entry| entry.expect("entry").path()).collect();
     scripts.push(root.join(".ci").join("run"));
     let early_readers = ["head", "grep -q", "grep -m", "sed -n 1q"];
     let mut offending = Vec::new();

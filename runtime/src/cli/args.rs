@@ -13,6 +13,16 @@ pub enum OutputMode {
     Rpc,
 }
 
+/// How interactive mode uses the terminal (`--tui-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[non_exhaustive]
+pub enum TuiMode {
+    /// Inline: the conversation joins the terminal's scrollback.
+    Regular,
+    /// The alternate screen, with the conversation scrolled by the program.
+    Fullscreen,
+}
+
 /// The parsed command line.
 #[derive(Debug, Clone, Default, Parser)]
 #[command(disable_version_flag = true, disable_help_flag = true)]
@@ -35,6 +45,9 @@ pub struct CliArgs {
     /// Output mode: text (default), json, or rpc
     #[arg(long, value_enum, value_name = "mode")]
     pub mode: Option<OutputMode>,
+    /// Interactive display: regular (inline, default) or fullscreen; overrides the tuiMode setting
+    #[arg(long = "tui-mode", value_enum, value_name = "mode")]
+    pub tui_mode: Option<TuiMode>,
     /// Non-interactive mode: process the prompt and exit
     #[arg(short = 'p', long = "print")]
     pub print: bool,

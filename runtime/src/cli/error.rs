@@ -34,8 +34,6 @@ pub enum CliError {
         "cannot resolve header \"{header}\" for provider \"{provider}\": its command in models.json failed or printed nothing"
     )]
     HeaderCommandFailed { provider: String, header: String },
-    #[error("interactive mode is not available yet; pass -p (print), --mode json or --mode rpc")]
-    InteractiveUnavailable,
     #[error("cannot read {}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{0}")]

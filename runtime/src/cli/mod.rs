@@ -10,6 +10,7 @@ mod custom_tools;
 mod embedded;
 mod error;
 mod export_html;
+mod interactive;
 mod list_models;
 mod model_catalog;
 mod model_match;
@@ -17,6 +18,7 @@ mod model_select;
 mod models_json;
 mod modes;
 mod paths;
+mod pending_queue;
 mod registry;
 mod resolve;
 mod resources;
@@ -32,7 +34,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 pub use agent_models::{load_agent_models, merge_models_configs};
-pub use args::{CliArgs, OutputMode, parse_args};
+pub use args::{CliArgs, OutputMode, TuiMode, parse_args};
 pub use auth::{AuthFile, KeySources, StoredCredential};
 pub use config_value::{EnvLookup, process_env, resolve_config_value};
 pub use error::CliError;
@@ -150,13 +152,49 @@ fn run_agent(
     }
     let mode = match args.mode {
         Some(OutputMode::Json) => OutputMode::Json,
-        _ if args.print || !stdin_is_terminal => OutputMode::Text,
-        _ => return Err(CliError::InteractiveUnavailable),
+        _ if args.print || !stdin_is_terminal || args.mode == Some(OutputMode::Text) => OutputMode::Text,
+        _ => return run_interactive_mode(definition, &args, rust_tools, extensions),
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
     runtime.block_on(async {
         let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
         modes::run_mode(mode, prepared, args.messages).await
+    })
+}
+
+/// No `-p`, no `--mode`, a terminal on stdin: the person works with the agent in the terminal.
+fn run_interactive_mode(
+    definition: &AgentDefinition,
+    args: &CliArgs,
+    rust_tools: Vec<Arc<dyn AgentTool>>,
+    extensions: Extensions,
+) -> Result<ExitCode, CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
+    runtime.block_on(async {
+        let prepared = setup::prepare(definition, args, rust_tools, extensions)?;
+        let agent_dir = agent_dir(definition);
+        let (settings, _) = Settings::load(&agent_dir, &project_dir(definition, &prepared.cwd));
+        let screen = match args.tui_mode {
+            Some(TuiMode::Fullscreen) => pi_tui::renderer::ScreenMode::Fullscreen,
+            Some(_) => pi_tui::renderer::ScreenMode::Inline,
+            None if settings.string("tuiMode") == Some("fullscreen") => pi_tui::renderer::ScreenMode::Fullscreen,
+            None => pi_tui::renderer::ScreenMode::Inline,
+        };
+        let start_provider = prepared.agent.state().model.map(|model| model.provider);
+        let catalog = model_catalog::ModelCatalog::load(
+            definition,
+            &agent_dir,
+            args.api_key.as_deref(),
+            start_provider.as_deref(),
+        )?;
+        let options = interactive::InteractiveOptions {
+            agent_name: definition.name.clone(),
+            version: definition.version.clone(),
+            screen,
+            theme: settings.string("theme").map(str::to_owned),
+        };
+        // Whatever went before (the initial messages) becomes the first prompt, as pi does.
+        interactive::run_interactive(prepared, catalog, options, args.messages.clone()).await
     })
 }
 

@@ -38,6 +38,21 @@ impl PendingQueue {
         lists.update()
     }
 
+    /// Empties both lists and returns their texts as queued, steering first (the user takes them back).
+    pub fn take_all(&self) -> Vec<String> {
+        let mut lists = self.lock();
+        let steering = std::mem::take(&mut lists.steering);
+        let follow_up = std::mem::take(&mut lists.follow_up);
+        steering.into_iter().chain(follow_up).map(|queued| queued.shown).collect()
+    }
+
+    /// The texts waiting: steering, then follow-ups.
+    pub fn texts(&self) -> (Vec<String>, Vec<String>) {
+        let lists = self.lock();
+        let shown = |list: &[Queued]| list.iter().map(|queued| queued.shown.clone()).collect();
+        (shown(&lists.steering), shown(&lists.follow_up))
+    }
+
     /// How many texts wait.
     pub fn len(&self) -> usize {
         let lists = self.lock();

@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::command::{ParsedLine, RpcCommand, RpcReply, parse_line};
 use super::export::export_session;
-use super::queue::PendingQueue;
 use super::state::{fork_messages, model_json, session_state, slash_commands};
 use super::user_bash::run_user_bash;
 use crate::agent::QueueMode;
@@ -19,6 +18,7 @@ use crate::agent_session::{AgentSession, ForkOutcome, PromptOptions, StreamingBe
 use crate::ai::ThinkingLevel;
 use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::modes::write_json;
+use crate::cli::pending_queue::PendingQueue;
 use crate::cli::resources::Resources;
 use crate::extension::{InputSource, ModelSelectSource};
 use crate::protocol::{AgentMessage, ImageContent, SessionOnlyEvent};

@@ -5,10 +5,9 @@
 
 mod command;
 mod dispatch;
-mod export;
-mod queue;
+pub(in crate::cli) mod export;
 mod state;
-mod user_bash;
+pub(in crate::cli) mod user_bash;
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -20,10 +19,10 @@ use tokio::sync::mpsc;
 pub use command::{COMMAND_TYPES, ParsedLine, RpcCommand, RpcReply, parse_line};
 
 use self::dispatch::Rpc;
-use self::queue::PendingQueue;
 use super::error::CliError;
 use super::model_catalog::ModelCatalog;
 use super::modes::{open_session, write_json};
+use super::pending_queue::PendingQueue;
 use super::setup::Prepared;
 use crate::agent_session::SessionEventSink;
 use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};

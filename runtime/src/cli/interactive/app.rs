@@ -1,0 +1,280 @@
+//! The interactive mode's state: the conversation, the editor, what runs in the background, and how a frame
+//! is laid out (conversation, status, queued messages, editor, footer).
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use pi_tui::editor::Editor;
+use pi_tui::renderer::{DiffRenderer, ScreenMode};
+use pi_tui::terminal::ProcessTerminal;
+use pi_tui::text::wrap_text;
+use pi_tui::{ColorDepth, Role, Theme};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use super::completion::CommandCompletion;
+use super::footer::{FooterInfo, footer, header};
+use super::format::{git_branch, home_relative};
+use super::transcript::{Item, Transcript};
+use super::{InteractiveOptions, UiEvent};
+use crate::agent_session::AgentSession;
+use crate::cli::model_catalog::ModelCatalog;
+use crate::cli::pending_queue::PendingQueue;
+use crate::cli::resources::Resources;
+use crate::tools::ToolEnvironment;
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// Everything the interactive mode keeps between events.
+pub struct App {
+    pub(super) session: Rc<AgentSession>,
+    pub(super) sender: UnboundedSender<UiEvent>,
+    pub(super) models: ModelCatalog,
+    pub(super) tool_env: ToolEnvironment,
+    pub(super) agent_name: String,
+    pub(super) theme: Theme,
+    pub(super) transcript: Transcript,
+    pub(super) editor: Editor,
+    pub(super) pending: Arc<PendingQueue>,
+    /// A prompt task runs (true before the agent starts streaming, too).
+    pub(super) busy: bool,
+    /// What the status line says while something runs besides a prompt (compaction, retry wait).
+    pub(super) status: Option<String>,
+    /// A hint under the conversation that the next key clears ("press ctrl+c again to exit").
+    pub(super) hint: Option<String>,
+    pub(super) last_ctrl_c: Option<Instant>,
+    pub(super) last_escape: Option<Instant>,
+    pub(super) exit: bool,
+    pub(super) tasks: Rc<RefCell<Vec<JoinHandle<()>>>>,
+    pub(super) dirty: bool,
+    spinner: usize,
+    cwd_label: String,
+    branch: Option<String>,
+    /// Fullscreen: how many lines the conversation is scrolled up from its end.
+    pub(super) scroll: usize,
+    pub(super) screen_height: usize,
+}
+
+impl App {
+    pub fn new(
+        session: Rc<AgentSession>,
+        sender: UnboundedSender<UiEvent>,
+        resources: Resources,
+        models: ModelCatalog,
+        tool_env: ToolEnvironment,
+        cwd: PathBuf,
+        options: &InteractiveOptions,
+    ) -> Self {
+        let depth = ColorDepth::detect(|name| std::env::var(name).ok());
+        let theme =
+            options.theme.as_deref().and_then(|name| Theme::named(name, depth)).unwrap_or_else(|| Theme::dark(depth));
+        let mut transcript = Transcript::new();
+        transcript.push(Item::Static(header(&options.agent_name, &options.version, &theme)));
+        let messages = session.agent().messages();
+        if !messages.is_empty() {
+            transcript.load(&messages, &theme);
+        }
+        let mut editor = Editor::new(theme.clone());
+        editor.set_autocomplete(Box::new(CommandCompletion::new(&session, &resources, cwd.clone())));
+        for text in user_history(&messages) {
+            editor.add_to_history(text);
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Self {
+            cwd_label: home_relative(&cwd, home.as_deref()),
+            branch: git_branch(&cwd),
+            session,
+            sender,
+            models,
+            tool_env,
+            agent_name: options.agent_name.clone(),
+            theme,
+            transcript,
+            editor,
+            pending: Arc::default(),
+            busy: false,
+            status: None,
+            hint: None,
+            last_ctrl_c: None,
+            last_escape: None,
+            exit: false,
+            tasks: Rc::default(),
+            dirty: true,
+            spinner: 0,
+            scroll: 0,
+            screen_height: 24,
+        }
+    }
+
+    pub fn should_exit(&self) -> bool {
+        self.exit
+    }
+
+    /// Handles one event; the caller draws afterwards.
+    pub async fn handle(&mut self, event: UiEvent, terminal: &mut ProcessTerminal, renderer: &mut DiffRenderer) {
+        match event {
+            UiEvent::Input(input) => {
+                self.on_input(input, terminal, renderer).await;
+                self.dirty = true;
+            }
+            UiEvent::Agent(event) => {
+                self.on_agent_event(*event);
+                self.dirty = true;
+            }
+            UiEvent::Session(event) => {
+                self.on_session_event(event);
+                self.dirty = true;
+            }
+            UiEvent::ExtensionError(text) => {
+                self.transcript.notice(text, Role::Error);
+                self.dirty = true;
+            }
+            UiEvent::PromptFinished(error) => {
+                self.busy = false;
+                self.status = None;
+                if let Some(error) = error {
+                    self.transcript.notice(format!("Error: {error}"), Role::Error);
+                }
+                self.dirty = true;
+            }
+            UiEvent::Show(item) => {
+                self.transcript.push(*item);
+                self.dirty = true;
+            }
+            UiEvent::TaskFinished(notice) => {
+                self.status = None;
+                if let Some(text) = notice {
+                    self.transcript.notice(text, Role::Muted);
+                }
+                self.dirty = true;
+            }
+            UiEvent::Tick => {
+                if self.busy || self.status.is_some() {
+                    self.spinner = (self.spinner + 1) % SPINNER.len();
+                    self.dirty = true;
+                }
+            }
+        }
+    }
+
+    /// Keeps a background task so quitting can wait for it.
+    pub(super) fn keep(&self, task: JoinHandle<()>) {
+        let mut tasks = self.tasks.borrow_mut();
+        tasks.retain(|task| !task.is_finished());
+        tasks.push(task);
+    }
+
+    pub async fn wait_for_tasks(&self) {
+        let tasks: Vec<JoinHandle<()>> = self.tasks.borrow_mut().drain(..).collect();
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+
+    /// Draws the frame when something changed.
+    pub fn draw(&mut self, terminal: &mut ProcessTerminal, renderer: &mut DiffRenderer) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let (columns, rows) = terminal.size();
+        let (width, height) = (usize::from(columns).max(1), usize::from(rows).max(1));
+        self.screen_height = height;
+        let lines = self.frame(width, height, renderer.mode());
+        let bytes = renderer.render(&lines, width, height);
+        let _ = terminal.write(&bytes);
+    }
+
+    /// The whole frame: the conversation, then the bottom (status, queue, editor, footer).
+    pub fn frame(&mut self, width: usize, height: usize, mode: ScreenMode) -> Vec<String> {
+        let mut conversation = self.transcript.render(width, &self.theme);
+        let bottom = self.bottom(width);
+        if mode == ScreenMode::Fullscreen {
+            let room = height.saturating_sub(bottom.len());
+            let max_scroll = conversation.len().saturating_sub(room);
+            self.scroll = self.scroll.min(max_scroll);
+            let end = conversation.len() - self.scroll;
+            let start = end.saturating_sub(room);
+            let mut window: Vec<String> = conversation.drain(start..end).collect();
+            window.resize(room, String::new());
+            window.extend(bottom);
+            return window;
+        }
+        conversation.extend(bottom);
+        conversation
+    }
+
+    fn bottom(&mut self, width: usize) -> Vec<String> {
+        let theme = &self.theme;
+        let mut lines = vec![String::new()];
+        if self.busy || self.status.is_some() {
+            let label = self.status.clone().unwrap_or_else(|| "Working...".to_owned());
+            let spinner = theme.fg(Role::Accent, SPINNER[self.spinner]);
+            lines.push(format!(
+                " {spinner} {} {}",
+                theme.fg(Role::Muted, &label),
+                theme.fg(Role::Dim, "(esc to interrupt)")
+            ));
+            lines.push(String::new());
+        }
+        let (steering, follow_up) = self.pending.texts();
+        for (label, texts) in [("Steering", steering), ("Follow-up", follow_up)] {
+            for text in texts {
+                let line = format!("{label}: {}", text.replace('\n', " "));
+                lines.extend(
+                    wrap_text(&theme.fg(Role::Muted, &line), width.saturating_sub(1))
+                        .into_iter()
+                        .map(|l| format!(" {l}")),
+                );
+            }
+        }
+        if let Some(hint) = &self.hint {
+            lines.push(format!(" {}", theme.fg(Role::Warning, hint)));
+        }
+        let level = self.thinking_label();
+        self.editor.set_border_color(if level.is_some_and(|level| level != "off") {
+            Role::BorderAccent
+        } else {
+            Role::Border
+        });
+        lines.extend(self.editor.render(width));
+        let stats = self.session.stats();
+        let state = self.session.agent().state();
+        let model = state.model.as_ref();
+        let session_name = self.session.session_name();
+        let info = FooterInfo {
+            cwd: &self.cwd_label,
+            branch: self.branch.as_deref(),
+            session_name: session_name.as_deref(),
+            stats: &stats,
+            context_window: model.map_or(0, |model| model.context_window),
+            auto_compaction: self.session.auto_compaction_enabled(),
+            model: model.map(|model| model.id.as_str()),
+            thinking: level,
+        };
+        lines.extend(footer(&info, width, theme));
+        lines
+    }
+
+    /// The thinking level, for a model that reasons.
+    fn thinking_label(&self) -> Option<&'static str> {
+        let state = self.session.agent().state();
+        let reasoning = state.model.as_ref().is_some_and(|model| model.reasoning);
+        reasoning.then(|| state.thinking_level.as_str())
+    }
+}
+
+/// The user's earlier prompts, oldest first, for the editor's history.
+fn user_history(messages: &[crate::protocol::AgentMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|message| match message {
+            crate::protocol::AgentMessage::User(user) => Some(user.content.text()),
+            _ => None,
+        })
+        .filter(|text| !text.trim().is_empty())
+        .collect()
+}

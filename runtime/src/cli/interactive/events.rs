@@ -1,0 +1,98 @@
+//! The session's events as the screen shows them: messages and tool calls into the conversation, retries,
+//! compactions and queue changes into status lines and notices.
+
+use pi_tui::Role;
+
+use super::app::App;
+use super::tool_view::{ToolState, ToolView};
+use super::transcript::{AssistantView, Item};
+use crate::protocol::{AgentEvent, AgentMessage, SessionOnlyEvent, StopReason};
+
+impl App {
+    pub(super) fn on_agent_event(&mut self, event: AgentEvent) {
+        self.pending.on_event(&event);
+        match event {
+            AgentEvent::MessageStart { message } => match message {
+                AgentMessage::User(user) => self.transcript.push(Item::User(user.content.text())),
+                AgentMessage::Assistant(assistant) => {
+                    let mut view = AssistantView::new(&self.theme);
+                    view.update(&assistant, &self.theme);
+                    self.transcript.push(Item::Assistant(view));
+                }
+                AgentMessage::BashExecution(bash) => self.transcript.push(Item::Bash {
+                    command: bash.command,
+                    output: bash.output,
+                    excluded: bash.exclude_from_context.unwrap_or(false),
+                    exit_code: bash.exit_code,
+                }),
+                _ => {}
+            },
+            AgentEvent::MessageUpdate { message: AgentMessage::Assistant(assistant), .. }
+            | AgentEvent::MessageEnd { message: AgentMessage::Assistant(assistant) } => {
+                let theme = self.theme.clone();
+                if let Some(view) = self.transcript.last_assistant() {
+                    view.update(&assistant, &theme);
+                }
+            }
+            AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
+                self.transcript.push(Item::Tool(ToolView::new(&tool_call_id, &tool_name, args)));
+            }
+            AgentEvent::ToolExecutionUpdate { tool_call_id, partial_result, .. } => {
+                if let Some(view) = self.transcript.tool(&tool_call_id) {
+                    view.output = text_of(&partial_result.content);
+                }
+            }
+            AgentEvent::ToolExecutionEnd { tool_call_id, result, is_error, .. } => {
+                if let Some(view) = self.transcript.tool(&tool_call_id) {
+                    view.output = text_of(&result.content);
+                    view.state = if is_error { ToolState::Failed } else { ToolState::Done };
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn on_session_event(&mut self, event: SessionOnlyEvent) {
+        match event {
+            SessionOnlyEvent::CompactionStart { .. } => self.status = Some("Compacting the context...".to_owned()),
+            SessionOnlyEvent::CompactionEnd { aborted, error_message, result, .. } => {
+                self.status = None;
+                if aborted {
+                    self.transcript.notice("Compaction cancelled.", Role::Warning);
+                } else if let Some(error) = error_message {
+                    self.transcript.notice(format!("Compaction failed: {error}"), Role::Error);
+                } else if result.is_some() {
+                    let before = result
+                        .as_ref()
+                        .and_then(|value| value.get("tokensBefore"))
+                        .and_then(serde_json::Value::as_u64)
+                        .map(|tokens| format!(" (it held {} tokens)", super::format::tokens(tokens)))
+                        .unwrap_or_default();
+                    self.transcript.notice(format!("Compacted the context{before}."), Role::Muted);
+                }
+            }
+            SessionOnlyEvent::AutoRetryStart { attempt, max_attempts, delay_ms, error_message } => {
+                // The failed answer is retried: it leaves the screen (the status line tells of it).
+                if let Some(Item::Assistant(view)) = self.transcript.items.last()
+                    && view.stop_reason == StopReason::Error
+                {
+                    self.transcript.items.pop();
+                }
+                let seconds = delay_ms.div_ceil(1000);
+                self.status = Some(format!("Retrying ({attempt}/{max_attempts}) in {seconds}s: {error_message}"));
+            }
+            SessionOnlyEvent::AutoRetryEnd { success, attempt, final_error } => {
+                self.status = None;
+                if !success {
+                    let error = final_error.unwrap_or_else(|| "the request kept failing".to_owned());
+                    self.transcript.notice(format!("Gave up after {attempt} retries: {error}"), Role::Error);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn text_of(content: &[crate::protocol::UserContent]) -> String {
+    content.iter().filter_map(|block| block.as_text()).collect::<Vec<_>>().join("\n")
+}

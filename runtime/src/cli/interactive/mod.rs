@@ -1,0 +1,139 @@
+//! Interactive mode: the agent in the terminal for a person. The conversation, an editor and a footer are
+//! drawn by pi-tui's differential renderer, inline (the conversation joins the terminal's scrollback) or
+//! fullscreen; keys and pastes arrive from an input thread, the session's events from its listeners, and
+//! prompts run as local tasks so the person can steer, queue follow-ups or abort while the agent works.
+
+mod app;
+mod commands;
+mod completion;
+mod events;
+mod footer;
+mod format;
+mod keys;
+mod shell;
+mod tool_view;
+mod transcript;
+
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pi_tui::renderer::{DiffRenderer, ScreenMode};
+use pi_tui::terminal::{InputEvent, ProcessTerminal};
+use tokio::sync::mpsc;
+
+use self::app::App;
+use super::error::CliError;
+use super::model_catalog::ModelCatalog;
+use super::modes::open_session;
+use super::setup::Prepared;
+use crate::agent_session::{SessionEventSink, StreamingBehavior};
+use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
+use crate::protocol::{AgentEvent, SessionOnlyEvent};
+
+/// What reaches the interactive loop.
+pub enum UiEvent {
+    Input(InputEvent),
+    Agent(Box<AgentEvent>),
+    Session(SessionOnlyEvent),
+    ExtensionError(String),
+    /// A prompt task ended (with the error text when it failed).
+    PromptFinished(Option<String>),
+    /// An entry for the conversation, made by background work.
+    Show(Box<transcript::Item>),
+    /// Work run for the user ended: a `!command`, a compaction, a session switch; its notice.
+    TaskFinished(Option<String>),
+    Tick,
+}
+
+/// What the interactive mode needs besides the prepared session.
+pub struct InteractiveOptions {
+    pub agent_name: String,
+    pub version: String,
+    pub screen: ScreenMode,
+    pub theme: Option<String>,
+}
+
+/// Runs the interactive mode until the person quits; returns the exit code.
+pub async fn run_interactive(
+    prepared: Prepared,
+    models: ModelCatalog,
+    options: InteractiveOptions,
+    initial_messages: Vec<String>,
+) -> Result<ExitCode, CliError> {
+    let (sender, mut receiver) = mpsc::unbounded_channel::<UiEvent>();
+    let errors = sender.clone();
+    prepared.extensions.on_error(Arc::new(move |error: &ExtensionErrorEvent| {
+        let text = format!("Extension {} failed on {}: {}", error.extension_path, error.event, error.error);
+        let _ = errors.send(UiEvent::ExtensionError(text));
+    }));
+    let session_events = sender.clone();
+    let emit: SessionEventSink = Arc::new(move |event: &SessionOnlyEvent| {
+        let _ = session_events.send(UiEvent::Session(event.clone()));
+    });
+    let resources = prepared.resources.clone();
+    let tool_env = prepared.tool_env.clone();
+    let cwd = prepared.cwd.clone();
+    let session = Rc::new(open_session(prepared, emit)?);
+    let agent_events = sender.clone();
+    session.subscribe(move |event: &AgentEvent| {
+        let _ = agent_events.send(UiEvent::Agent(Box::new(event.clone())));
+    });
+
+    let mut terminal = ProcessTerminal::start(options.screen).map_err(CliError::Runtime)?;
+    let input = sender.clone();
+    terminal.spawn_input(move |event| input.send(UiEvent::Input(event)).is_ok());
+    let mut renderer = DiffRenderer::new(options.screen);
+    let mut app = App::new(session.clone(), sender.clone(), resources, models, tool_env, cwd, &options);
+
+    let local = tokio::task::LocalSet::new();
+    let outcome = local
+        .run_until(async {
+            let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
+            session.extensions().emit_session_start(&start).await;
+            let ticker = sender.clone();
+            tokio::task::spawn_local(async move {
+                let mut interval = tokio::time::interval(Duration::from_millis(80));
+                loop {
+                    interval.tick().await;
+                    if ticker.send(UiEvent::Tick).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut initial = initial_messages.into_iter();
+            if let Some(first) = initial.next() {
+                app.submit(first, StreamingBehavior::Steer);
+                for later in initial {
+                    app.submit(later, StreamingBehavior::FollowUp);
+                }
+            }
+            app.draw(&mut terminal, &mut renderer);
+            while let Some(event) = receiver.recv().await {
+                app.handle(event, &mut terminal, &mut renderer).await;
+                while let Ok(event) = receiver.try_recv() {
+                    app.handle(event, &mut terminal, &mut renderer).await;
+                }
+                if app.should_exit() {
+                    break;
+                }
+                app.draw(&mut terminal, &mut renderer);
+            }
+            app.draw(&mut terminal, &mut renderer);
+            // Whatever still runs stops here; what it finished is saved.
+            session.abort();
+            app.wait_for_tasks().await;
+            session.agent().wait_for_idle().await;
+        })
+        .await;
+    let () = outcome;
+    let _ = terminal.write(&renderer.finish());
+    terminal.stop();
+    let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Quit, target_session_file: None };
+    session.extensions().emit_session_shutdown(&shutdown).await;
+    if let Some(error) = session.write_error() {
+        eprintln!("Warning: the session could not be saved: {error}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,262 @@
+//! The conversation as the screen shows it: user messages, answers (markdown, thinking), tool calls, the
+//! user's own commands and status notices, built from the session's events and drawn with a one-column margin.
+
+use pi_tui::markdown::Markdown;
+use pi_tui::text::{pad_to_width, wrap_text};
+use pi_tui::{Background, Component, Role, Theme};
+
+use super::tool_view::{ToolState, ToolView};
+use crate::protocol::{AgentMessage, AssistantContent, AssistantMessage, StopReason};
+
+/// One entry of the conversation on screen.
+pub enum Item {
+    /// Lines drawn as they are (the header).
+    Static(Vec<String>),
+    User(String),
+    Assistant(AssistantView),
+    Tool(ToolView),
+    /// The user's own `!command` and its output.
+    Bash {
+        command: String,
+        output: String,
+        excluded: bool,
+        exit_code: Option<i64>,
+    },
+    Notice {
+        text: String,
+        role: Role,
+    },
+    /// Text the program shows as markdown (`/hotkeys`).
+    Markdown(Box<Markdown>),
+}
+
+/// An answer: its thinking and text blocks in order, rendered as markdown.
+pub struct AssistantView {
+    blocks: Vec<Block>,
+    pub stop_reason: StopReason,
+    pub error: Option<String>,
+}
+
+enum Block {
+    Thinking(Markdown),
+    Text(Markdown),
+}
+
+impl AssistantView {
+    pub fn new(theme: &Theme) -> Self {
+        let _ = theme;
+        Self { blocks: Vec::new(), stop_reason: StopReason::Stop, error: None }
+    }
+
+    /// Takes the message's blocks so far (streaming replaces the whole message each time).
+    pub fn update(&mut self, message: &AssistantMessage, theme: &Theme) {
+        let mut index = 0;
+        for content in &message.content {
+            let (text, thinking) = match content {
+                AssistantContent::Text(text) => (text.text.as_str(), false),
+                AssistantContent::Thinking(thinking) => (thinking.thinking.as_str(), true),
+                AssistantContent::ToolCall(_) => continue,
+            };
+            match self.blocks.get_mut(index) {
+                Some(Block::Text(view)) if !thinking => view.set_text(text),
+                Some(Block::Thinking(view)) if thinking => view.set_text(text),
+                _ => {
+                    let view = Markdown::new(text, theme.clone());
+                    let block = if thinking { Block::Thinking(view) } else { Block::Text(view) };
+                    self.blocks.truncate(index);
+                    self.blocks.push(block);
+                }
+            }
+            index += 1;
+        }
+        self.blocks.truncate(index);
+        self.stop_reason = message.stop_reason;
+        self.error = message.error_message.clone();
+    }
+
+    fn render(&mut self, width: usize, show_thinking: bool, theme: &Theme) -> Vec<String> {
+        let mut lines = Vec::new();
+        for block in &mut self.blocks {
+            let rendered = match block {
+                Block::Text(view) => view.render(width),
+                Block::Thinking(view) if show_thinking => {
+                    view.render(width).iter().map(|line| theme.italic(&theme.fg(Role::ThinkingText, line))).collect()
+                }
+                Block::Thinking(_) => vec![theme.italic(&theme.fg(Role::ThinkingText, "Thinking..."))],
+            };
+            if rendered.iter().all(|line| line.trim().is_empty()) {
+                continue;
+            }
+            if !lines.is_empty() {
+                lines.push(String::new());
+            }
+            lines.extend(rendered);
+        }
+        match self.stop_reason {
+            StopReason::Aborted => {
+                push_gap(&mut lines);
+                lines.push(theme.fg(Role::Error, "Aborted"));
+            }
+            StopReason::Error => {
+                push_gap(&mut lines);
+                let text = self.error.as_deref().unwrap_or("the request failed");
+                lines.extend(wrap_text(&theme.fg(Role::Error, &format!("Error: {text}")), width));
+            }
+            _ => {}
+        }
+        lines
+    }
+}
+
+fn push_gap(lines: &mut Vec<String>) {
+    if !lines.is_empty() {
+        lines.push(String::new());
+    }
+}
+
+/// The conversation: its items and how they are shown.
+pub struct Transcript {
+    pub items: Vec<Item>,
+    pub expand_tools: bool,
+    pub show_thinking: bool,
+}
+
+impl Transcript {
+    pub fn new() -> Self {
+        Self { items: Vec::new(), expand_tools: false, show_thinking: true }
+    }
+
+    pub fn push(&mut self, item: Item) {
+        self.items.push(item);
+    }
+
+    pub fn notice(&mut self, text: impl Into<String>, role: Role) {
+        self.items.push(Item::Notice { text: text.into(), role });
+    }
+
+    /// The answer being streamed (the last one).
+    pub fn last_assistant(&mut self) -> Option<&mut AssistantView> {
+        self.items.iter_mut().rev().find_map(|item| match item {
+            Item::Assistant(view) => Some(view),
+            _ => None,
+        })
+    }
+
+    pub fn tool(&mut self, id: &str) -> Option<&mut ToolView> {
+        self.items.iter_mut().rev().find_map(|item| match item {
+            Item::Tool(view) if view.id == id => Some(view),
+            _ => None,
+        })
+    }
+
+    /// Rebuilds the conversation from a session's messages (on resume, a new session, a tree move).
+    pub fn load(&mut self, messages: &[AgentMessage], theme: &Theme) {
+        self.items.retain(|item| matches!(item, Item::Static(_)));
+        for message in messages {
+            match message {
+                AgentMessage::User(user) => self.push(Item::User(user.content.text())),
+                AgentMessage::Assistant(assistant) => {
+                    let mut view = AssistantView::new(theme);
+                    view.update(assistant, theme);
+                    self.push(Item::Assistant(view));
+                    for content in &assistant.content {
+                        if let AssistantContent::ToolCall(call) = content {
+                            self.push(Item::Tool(ToolView::new(&call.id, &call.name, call.arguments.clone())));
+                        }
+                    }
+                }
+                AgentMessage::ToolResult(result) => {
+                    if let Some(view) = self.tool(&result.tool_call_id) {
+                        view.output = result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n");
+                        view.state = if result.is_error { ToolState::Failed } else { ToolState::Done };
+                    }
+                }
+                AgentMessage::BashExecution(bash) => self.push(Item::Bash {
+                    command: bash.command.clone(),
+                    output: bash.output.clone(),
+                    excluded: bash.exclude_from_context.unwrap_or(false),
+                    exit_code: bash.exit_code,
+                }),
+                AgentMessage::CompactionSummary(_) => {
+                    self.notice("Earlier messages were compacted into a summary.", Role::Muted)
+                }
+                AgentMessage::BranchSummary(_) => self.notice("A summary of the branch left behind.", Role::Muted),
+                _ => {}
+            }
+        }
+        for item in &mut self.items {
+            if let Item::Tool(view) = item
+                && view.state == ToolState::Running
+            {
+                view.state = ToolState::Failed;
+            }
+        }
+    }
+
+    /// Every line of the conversation at `width`, a blank line before each item.
+    pub fn render(&mut self, width: usize, theme: &Theme) -> Vec<String> {
+        let inner = width.saturating_sub(2).max(1);
+        let mut lines = Vec::new();
+        for item in &mut self.items {
+            let rendered = match item {
+                Item::Static(static_lines) => {
+                    lines.extend(static_lines.iter().cloned());
+                    continue;
+                }
+                Item::User(text) => user_box(text, width, theme),
+                Item::Assistant(view) => {
+                    let body = view.render(inner, self.show_thinking, theme);
+                    if body.is_empty() {
+                        continue;
+                    }
+                    margin(body)
+                }
+                Item::Tool(view) => view.render(width, self.expand_tools, theme),
+                Item::Bash { command, output, excluded, exit_code } => {
+                    bash_box(command, output, *excluded, *exit_code, width, self.expand_tools, theme)
+                }
+                Item::Notice { text, role } => {
+                    margin(text.split('\n').flat_map(|line| wrap_text(&theme.fg(*role, line), inner)).collect())
+                }
+                Item::Markdown(view) => margin(view.render(inner)),
+            };
+            lines.push(String::new());
+            lines.extend(rendered);
+        }
+        lines
+    }
+}
+
+fn margin(lines: Vec<String>) -> Vec<String> {
+    lines.into_iter().map(|line| if line.is_empty() { line } else { format!(" {line}") }).collect()
+}
+
+fn user_box(text: &str, width: usize, theme: &Theme) -> Vec<String> {
+    let inner = width.saturating_sub(2).max(1);
+    let mut lines = vec![String::new()];
+    lines.extend(wrap_text(text, inner));
+    lines.push(String::new());
+    lines.into_iter().map(|line| theme.bg(Background::UserMessage, &pad_to_width(&format!(" {line}"), width))).collect()
+}
+
+fn bash_box(
+    command: &str,
+    output: &str,
+    excluded: bool,
+    exit_code: Option<i64>,
+    width: usize,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<String> {
+    let mut view = ToolView::new("", "bash", serde_json::json!({ "command": command }));
+    view.output = output.to_owned();
+    if let Some(code) = exit_code.filter(|code| *code != 0) {
+        view.output.push_str(&format!("\n(exit code {code})"));
+    }
+    view.state = if exit_code == Some(0) { ToolState::Done } else { ToolState::Failed };
+    let mut lines = view.render(width, expanded, theme);
+    if excluded {
+        lines.push(format!(" {}", theme.fg(Role::Muted, "(not sent to the model)")));
+    }
+    lines
+}
