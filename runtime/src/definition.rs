@@ -73,6 +73,8 @@ pub struct AgentDefinition {
     pub steering_mode: QueueMode,
     /// How queued follow-up messages are delivered (settings `followUpMode` wins).
     pub follow_up_mode: QueueMode,
+    /// The YAML's `commands:`: slash commands of the agent's own, in YAML order.
+    pub commands: Vec<CommandDefinition>,
 }
 
 /// A file compiled into the binary.
@@ -137,6 +139,59 @@ pub enum CustomToolHandler {
     Rust,
 }
 
+/// A slash command the YAML declares (`commands:`): `/name args` expands a prompt or runs a shell command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandDefinition {
+    /// What follows the `/` (`[a-z0-9][a-z0-9-_:]*`, checked at build time).
+    pub name: String,
+    pub description: String,
+    /// The positional arguments, in order (for the hint and the check of required ones).
+    pub arguments: Vec<CommandArgument>,
+    pub action: CommandAction,
+}
+
+impl CommandDefinition {
+    /// The arguments as a hint: `<file> [focus]` (required ones in angle brackets); empty without arguments.
+    pub fn argument_hint(&self) -> String {
+        let words: Vec<String> = self
+            .arguments
+            .iter()
+            .map(
+                |argument| {
+                    if argument.required { format!("<{}>", argument.name) } else { format!("[{}]", argument.name) }
+                },
+            )
+            .collect();
+        words.join(" ")
+    }
+}
+
+/// One positional argument of a [`CommandDefinition`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandArgument {
+    pub name: String,
+    pub description: Option<String>,
+    /// The command refuses to run without it.
+    pub required: bool,
+}
+
+/// What a [`CommandDefinition`] does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CommandAction {
+    /// The user's prompt becomes `template` with pi's placeholders (`$1`, `$@`, `$ARGUMENTS`, `${@:N}`,
+    /// `${@:N:L}`) taking the arguments, as a prompt template's do.
+    Prompt { template: String },
+    /// `command` runs with the agent's shell in its working directory (like the bash tool), the arguments
+    /// as its positional parameters; its output becomes the prompt (`send`) or is shown to the user only.
+    Shell {
+        command: String,
+        send: bool,
+        /// Seconds before the command is killed (`None`: no limit).
+        timeout_secs: Option<u64>,
+    },
+}
+
 /// Session defaults from the YAML.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionDefaults {
@@ -183,6 +238,7 @@ impl Default for AgentDefinition {
             hooks: Vec::new(),
             steering_mode: QueueMode::default(),
             follow_up_mode: QueueMode::default(),
+            commands: Vec::new(),
         }
     }
 }

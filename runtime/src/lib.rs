@@ -19,6 +19,6 @@ pub mod testing;
 pub mod tools;
 
 pub use definition::{
-    AgentDefinition, CustomToolDefinition, CustomToolHandler, EmbeddedFile, EmbeddedResources, SessionDefaults,
-    ToolExecutionMode,
+    AgentDefinition, CommandAction, CommandArgument, CommandDefinition, CustomToolDefinition, CustomToolHandler,
+    EmbeddedFile, EmbeddedResources, SessionDefaults, ToolExecutionMode,
 };

@@ -118,8 +118,14 @@ impl Sandbox {
 
     /// Starts `binary --mode rpc` plus `args` with piped stdin and stdout (stderr is inherited).
     pub fn spawn_rpc(&self, binary: &Path, args: &[&str]) -> RpcClient {
+        self.spawn_rpc_env(binary, args, &[])
+    }
+
+    /// Like [`Sandbox::spawn_rpc`], with extra environment variables.
+    pub fn spawn_rpc_env(&self, binary: &Path, args: &[&str], env: &[(&str, &str)]) -> RpcClient {
         let child = self
             .command(binary, &[&["--mode", "rpc"], args].concat())
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)

@@ -92,6 +92,97 @@ async fn reviewer_reads_the_diff_through_its_command_tool_and_reports() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn reviewers_focus_command_expands_its_prompt_with_the_arguments() {
+    let binary = agent_binary("reviewer");
+    let mock = server(r#"{"responses": [{"text": "calc.py:2 bug: add subtracts."}]}"#).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    repository_with_a_change(&sandbox);
+    let answer = run_print(&sandbox, &binary, "REVIEWER_AGENT_DIR", "/focus calc.py \"the arithmetic\" only").await;
+    assert_eq!(answer, "calc.py:2 bug: add subtracts.\n");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let user = requests[0].body["messages"][1]["content"][0]["text"].as_str().expect("user text");
+    assert_eq!(
+        user,
+        "Review the file calc.py in depth: read all of it and the code it calls, then report your findings. \
+         the arithmetic only"
+    );
+
+    // A missing required argument is an error that names it, and nothing reaches the model.
+    let agent_dir = sandbox.agent_dir();
+    let env = [("REVIEWER_AGENT_DIR", agent_dir.to_str().expect("utf-8"))];
+    let output = sandbox.run_env(&binary, &[&MODEL_ARGS[..], &["-p", "/focus"]].concat(), &env).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stderr(&output), "Error: /focus needs the argument <file>; usage: /focus <file> [focus]\n");
+    assert_eq!(mock.requests().len(), 1, "no second request");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reviewers_changed_command_prints_its_output_without_asking_the_model() {
+    let binary = agent_binary("reviewer");
+    let mock = server(r#"{"responses": [{"text": "unused"}]}"#).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    repository_with_a_change(&sandbox);
+    sandbox.write("notes.txt", "new\n");
+    let answer = run_print(&sandbox, &binary, "REVIEWER_AGENT_DIR", "/changed").await;
+    assert_eq!(answer, " M calc.py\n?? notes.txt\n");
+    // The arguments are the shell's "$@": a path limits the listing, a hostile one stays a path.
+    let answer = run_print(&sandbox, &binary, "REVIEWER_AGENT_DIR", "/changed calc.py").await;
+    assert_eq!(answer, " M calc.py\n");
+    let answer = run_print(&sandbox, &binary, "REVIEWER_AGENT_DIR", "/changed '$(touch pwned)'").await;
+    assert_eq!(answer, "");
+    assert!(!sandbox.work_dir().join("pwned").exists(), "the argument ran as a command");
+    // json mode shows the output as pi's `notify` request.
+    let agent_dir = sandbox.agent_dir();
+    let env = [("REVIEWER_AGENT_DIR", agent_dir.to_str().expect("utf-8"))];
+    let args = [&MODEL_ARGS[..], &["--mode", "json", "/changed calc.py"]].concat();
+    let output = sandbox.run_env(&binary, &args, &env).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let lines: Vec<Value> = stdout(&output).lines().map(|line| serde_json::from_str(line).expect("json")).collect();
+    let notify = lines.iter().find(|line| line["type"] == "extension_ui_request").expect("a notify line");
+    assert_eq!((notify["method"].as_str(), notify["message"].as_str()), (Some("notify"), Some(" M calc.py")));
+    assert!(mock.requests().is_empty(), "no model request: {:?}", mock.requests().len());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reviewers_commands_are_listed_and_run_over_rpc() {
+    let binary = agent_binary("reviewer");
+    let mock = server(r#"{"responses": [{"text": "Looked at calc.py."}]}"#).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    repository_with_a_change(&sandbox);
+    let agent_dir = sandbox.agent_dir();
+    let env = [("REVIEWER_AGENT_DIR", agent_dir.to_str().expect("utf-8"))];
+    let mut rpc = sandbox.spawn_rpc_env(&binary, &[&MODEL_ARGS[..], &["--no-session"]].concat(), &env);
+    let reply = rpc.call("1", serde_json::json!({"type": "get_commands"})).await;
+    let commands = reply["data"]["commands"].as_array().expect("commands").clone();
+    let focus = commands.iter().find(|command| command["name"] == "focus").expect("focus listed");
+    assert_eq!(focus["description"], "<file> [focus] — Review one file in depth");
+    assert_eq!(focus["source"], "extension");
+    assert_eq!(focus["sourceInfo"]["path"], "commands[0]");
+    assert!(commands.iter().any(|command| command["name"] == "review" && command["source"] == "prompt"));
+
+    let reply = rpc.call("2", serde_json::json!({"type": "prompt", "message": "/changed"})).await;
+    assert_eq!(reply["success"], true, "{reply}");
+    let notify = rpc.until(|line| line["type"] == "extension_ui_request").await;
+    assert_eq!((notify["method"].as_str(), notify["message"].as_str()), (Some("notify"), Some(" M calc.py")));
+
+    let reply = rpc.call("3", serde_json::json!({"type": "steer", "message": "/changed"})).await;
+    assert_eq!(reply["success"], false, "a command is not queued: {reply}");
+    let reply = rpc.call("4", serde_json::json!({"type": "prompt", "message": "/focus"})).await;
+    assert_eq!(reply["error"], "/focus needs the argument <file>; usage: /focus <file> [focus]");
+
+    let reply = rpc.call("5", serde_json::json!({"type": "prompt", "message": "/focus calc.py"})).await;
+    assert_eq!(reply["success"], true, "{reply}");
+    rpc.until(|line| line["type"] == "agent_end").await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let user = requests[0].body["messages"][1]["content"][0]["text"].as_str().expect("user text");
+    assert!(user.starts_with("Review the file calc.py in depth"), "{user}");
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_hostile_argument_to_a_command_tool_runs_no_second_command() {
     let binary = agent_binary("reviewer");
     let mock = server(

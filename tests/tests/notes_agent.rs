@@ -161,3 +161,43 @@ async fn tool_errors_and_bad_arguments_reach_the_model_as_error_results() {
     assert_eq!(results[2].0, "call_bad");
     assert!(results[2].1.contains("text"), "a missing required argument is named: {results:?}");
 }
+
+/// A Rust extension's command asks in a dialog before it acts: `/clear-notes` in interactive mode, in a real
+/// pseudo-terminal; No keeps the notes, Yes removes them.
+#[tokio::test(flavor = "multi_thread")]
+async fn clear_notes_asks_in_a_dialog_and_only_yes_removes_the_notes() {
+    use pi_gen_tests::keys;
+    let mock = server(json!({"responses": []})).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let notes = "# Notes\n\n- Ship v2 on Friday #release\n- Call the printer\n";
+    sandbox.write("NOTES.md", notes);
+    let agent_dir = sandbox.agent_dir().to_string_lossy().into_owned();
+    let args = ["--provider", "mock", "--model", "m", "--no-session"];
+    let mut agent = sandbox.spawn_pty_env(&notes_binary(), &args, &[("NOTES_AGENT_DIR", &agent_dir)], 30, 100);
+    agent.wait_for_text("%/");
+    for answer in ["no", "yes"] {
+        agent.type_text("/clear-notes");
+        agent.wait_for_text("Remove every note");
+        agent.send(keys::ESCAPE);
+        agent.wait_for_absence("Remove every note");
+        agent.send(keys::ENTER);
+        let dialog = agent.wait_for_text("Remove all 2 notes");
+        assert!(dialog.contains("→ Yes") && dialog.contains("No"), "{dialog}");
+        if answer == "no" {
+            agent.send(keys::DOWN);
+            agent.wait_for_text("→ No");
+            agent.send(keys::ENTER);
+            agent.wait_for_text("The notes were kept.");
+            let kept = std::fs::read_to_string(sandbox.work_dir().join("NOTES.md")).expect("notes");
+            assert_eq!(kept, notes);
+        } else {
+            agent.send(keys::ENTER);
+            agent.wait_for_text("Removed 2 notes.");
+        }
+    }
+    let left = std::fs::read_to_string(sandbox.work_dir().join("NOTES.md")).expect("notes");
+    assert_eq!(left, "# Notes\n\n");
+    assert!(mock.requests().is_empty(), "the command never reached the model");
+    agent.send(&keys::CTRL_C.repeat(2));
+    assert_eq!(agent.wait_exit(), 0);
+}

@@ -1,7 +1,7 @@
 //! Key bindings written as text (`ctrl+c`, `shift+enter`, `alt+up`, `ctrl+shift+p`) and matched against
 //! crossterm's key events, so a program names its keys the way its help screen shows them.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+pub use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// One key with its modifiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -41,6 +41,7 @@ impl ProcessTerminal {
     pub fn start(mode: ScreenMode) -> std::io::Result<Self> {
         let mut terminal = Self { mode, active: false, keyboard_enhanced: false, input_paused: Arc::default() };
         terminal.activate()?;
+        restore_on_panic(mode);
         Ok(terminal)
     }
 
@@ -137,6 +138,25 @@ impl ProcessTerminal {
             }
         });
     }
+}
+
+/// A panic (with `panic = "abort"` no destructor runs) first gives the terminal back, so the message is
+/// readable and the shell usable.
+fn restore_on_panic(mode: ScreenMode) {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let mut stdout = std::io::stdout();
+            let _ = execute!(stdout, PopKeyboardEnhancementFlags, DisableBracketedPaste, cursor::Show);
+            if mode == ScreenMode::Fullscreen {
+                let _ = execute!(stdout, LeaveAlternateScreen);
+            }
+            let _ = terminal::disable_raw_mode();
+            let _ = stdout.write_all(b"\r\n");
+            previous(info);
+        }));
+    });
 }
 
 impl Drop for ProcessTerminal {

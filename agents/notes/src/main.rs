@@ -2,12 +2,14 @@
 //! its tools; the tools themselves are the methods below, and `#[agent]` makes leaving one out a compile
 //! error.
 
+mod clear_command;
 mod store;
 
 use std::process::ExitCode;
 use std::sync::Mutex;
 
 use pi_macros::agent;
+use pi_runtime::extension::Extensions;
 use pi_runtime::protocol::AgentToolResult;
 use pi_runtime::tools::{ToolContext, ToolError};
 
@@ -64,7 +66,11 @@ impl NotesTools for Notes {
 
 fn main() -> ExitCode {
     match std::env::current_dir() {
-        Ok(cwd) => Notes { file: Mutex::new(NoteFile::new(cwd.join("NOTES.md"))) }.run(),
+        Ok(cwd) => {
+            let path = cwd.join("NOTES.md");
+            let extensions = Extensions::new().with(clear_command::ClearNotes::new(NoteFile::new(&path)));
+            Notes { file: Mutex::new(NoteFile::new(path)) }.run_with_extensions(extensions)
+        }
         Err(error) => {
             eprintln!("Error: cannot read the current directory: {error}");
             ExitCode::from(1)

@@ -117,6 +117,24 @@ impl NoteFile {
         Ok(removed)
     }
 
+    /// Removes every note (other lines of the file stay); returns how many there were.
+    pub fn clear(&self) -> std::io::Result<usize> {
+        let text = self.read()?;
+        let mut removed = 0;
+        let kept: String = text
+            .split_inclusive('\n')
+            .filter(|line| {
+                let is_note = Note::parse(line.trim_end_matches('\n')).is_some();
+                removed += usize::from(is_note);
+                !is_note
+            })
+            .collect();
+        if removed > 0 {
+            std::fs::write(&self.path, kept)?;
+        }
+        Ok(removed)
+    }
+
     fn read(&self) -> std::io::Result<String> {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => Ok(text),

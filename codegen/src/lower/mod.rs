@@ -1,6 +1,7 @@
 //! Lowering: an [`AgentSpec`] becomes Rust tokens: the `AgentDefinition` expression, embedded files, and
 //! the generated binary's `main.rs`.
 
+mod commands;
 mod hooks;
 mod resources;
 pub mod rust_tools;
@@ -157,6 +158,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
     let resources = resources::resources_tokens(spec, ctx)?;
     let custom_tools = custom_tools_tokens(spec, runtime);
     let hooks = hooks::hooks_tokens(spec, ctx);
+    let commands = commands::commands_tokens(spec, runtime);
     let session = spec.session.as_ref();
     let session_enabled = session.and_then(|s| s.enabled).unwrap_or(true);
     let session_dir = option_string(session.and_then(|s| s.dir.as_deref()));
@@ -201,6 +203,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             hooks: #hooks,
             steering_mode: #steering_mode,
             follow_up_mode: #follow_up_mode,
+            commands: #commands,
         }
     })
 }

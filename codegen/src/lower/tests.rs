@@ -78,3 +78,24 @@ fn the_reviewer_agents_main_rs() {
     let source = main_rs(&spec, &LowerContext::new(&path)).expect("generates");
     insta::assert_snapshot!("reviewer_main_rs", source);
 }
+
+#[test]
+fn commands_lower_to_command_definitions() {
+    let yaml = "version: 1\nname: a\ncommands:\n  - { name: focus, description: Focus, prompt: 'Look at $1', arguments: [{ name: file, description: The file, required: true }] }\n  - { name: st, description: Status, command: git status, send: true, timeout: 9 }\n  - { name: ls, description: List, command: ls }\n";
+    let spec = parse_spec(Path::new("a.yaml"), yaml).expect("valid");
+    let source = squash(&main_rs(&spec, &LowerContext::new(Path::new("a.yaml"))).expect("generates"));
+    let focus = "::pi_runtime::CommandDefinition{name:\"focus\".to_owned(),description:\"Focus\".to_owned(),\
+                 arguments:vec![::pi_runtime::CommandArgument{name:\"file\".to_owned(),\
+                 description:::core::option::Option::Some(\"Thefile\".to_owned()),required:true}],\
+                 action:::pi_runtime::CommandAction::Prompt{template:\"Lookat$1\".to_owned()},}";
+    assert!(source.contains(focus), "{source}");
+    let status = "action:::pi_runtime::CommandAction::Shell{command:\"gitstatus\".to_owned(),send:true,\
+                  timeout_secs:::core::option::Option::Some(9u64)}";
+    assert!(source.contains(status), "{source}");
+    let list = "action:::pi_runtime::CommandAction::Shell{command:\"ls\".to_owned(),send:false,\
+                timeout_secs:::core::option::Option::None}";
+    assert!(source.contains(list), "{source}");
+    let none = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\n").expect("valid");
+    let source = squash(&main_rs(&none, &LowerContext::new(Path::new("a.yaml"))).expect("generates"));
+    assert!(source.contains("commands:::std::vec::Vec::new()"), "{source}");
+}

@@ -1,6 +1,7 @@
 //! The agent spec: the serde model of YAML v1. The JSON Schema (`pi-gen schema`) is generated from
 //! these types, so every doc comment here is also the hover text an editor shows.
 
+mod commands;
 mod hooks;
 mod providers;
 mod tools;
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use commands::{BUILTIN_COMMANDS, CommandArgumentSpec, CommandSpec, is_command_name};
 pub use hooks::{
     ExplicitPattern, HOOK_EVENTS, HookActionKind, HookSpec, InjectMessageFields, InjectMessageSpec, PatternSpec,
     TOOL_EVENTS,
@@ -76,6 +78,10 @@ pub struct AgentSpec {
     /// the input, or run a `command` on any event. They run after extensions given in Rust.
     #[serde(default)]
     pub hooks: Vec<HookSpec>,
+    /// Slash commands: `/name args` expands a `prompt` (with `$1`, `$@`, ... as prompt templates do) or runs
+    /// a shell `command` whose output is shown to the user or, with `send: true`, sent to the model.
+    #[serde(default)]
+    pub commands: Vec<CommandSpec>,
 }
 
 /// The default model.

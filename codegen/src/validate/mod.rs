@@ -1,6 +1,7 @@
 //! Checks beyond the schema: names, files, templates, tools, and everything that depends on more than
 //! one field. Each problem carries the YAML path it is about.
 
+mod commands;
 mod hooks;
 mod schema_errors;
 mod template_names;
@@ -47,6 +48,7 @@ pub fn semantic_problems(spec: &AgentSpec, spec_dir: &Path) -> Vec<Problem> {
     resource_problems(spec, spec_dir, &mut out);
     provider_problems(spec, &mut out);
     hooks::hook_problems(spec, spec_dir, &mut out);
+    commands::command_problems(spec, spec_dir, &mut out);
     if let Some(model) = spec.compaction.as_ref().and_then(|compaction| compaction.model.as_ref())
         && model.split_once('/').is_none_or(|(provider, id)| provider.is_empty() || id.is_empty())
     {

@@ -187,4 +187,6 @@ fn restore_indexes(mut problem: Problem, removed: &BTreeMap<YamlPath, Vec<usize>
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_commands;
+#[cfg(test)]
 mod tests_hooks;

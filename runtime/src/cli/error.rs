@@ -38,6 +38,9 @@ pub enum CliError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("{0}")]
     Agent(String),
+    /// A command of the YAML's `commands:` failed or was invoked without a required argument.
+    #[error("{0}")]
+    Command(String),
     #[error("the agent's hooks cannot start: {0}")]
     Hooks(String),
     #[error("{0}")]

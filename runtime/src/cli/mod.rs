@@ -28,6 +28,7 @@ mod session_select;
 mod settings;
 mod setup;
 mod text_match;
+pub mod yaml_commands;
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -171,7 +172,10 @@ fn run_interactive_mode(
 ) -> Result<ExitCode, CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
     runtime.block_on(async {
-        let prepared = setup::prepare(definition, args, rust_tools, extensions)?;
+        // `-r` opens the session selector inside the interactive mode instead of asking on the terminal.
+        let mut session_args = args.clone();
+        session_args.resume = false;
+        let prepared = setup::prepare(definition, &session_args, rust_tools, extensions)?;
         let agent_dir = agent_dir(definition);
         let (settings, _) = Settings::load(&agent_dir, &project_dir(definition, &prepared.cwd));
         let screen = match args.tui_mode {
@@ -192,6 +196,7 @@ fn run_interactive_mode(
             version: definition.version.clone(),
             screen,
             theme: settings.string("theme").map(str::to_owned),
+            pick_session: args.resume,
         };
         // Whatever went before (the initial messages) becomes the first prompt, as pi does.
         interactive::run_interactive(prepared, catalog, options, args.messages.clone()).await

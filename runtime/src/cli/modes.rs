@@ -6,10 +6,13 @@ use std::process::ExitCode;
 
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use super::args::OutputMode;
 use super::error::CliError;
 use super::setup::Prepared;
-use crate::agent_session::{AgentSession, PromptExpander, SessionEventSink, SessionExtras};
+use super::yaml_commands::{YamlCommandOutcome, notify_request, run_command_definition, session_yaml_command};
+use crate::agent_session::{AgentSession, PromptExpander, PromptOptions, SessionEventSink, SessionExtras};
 use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
 use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, SessionOnlyEvent, StopReason};
 use crate::session::SessionHeader;
@@ -29,6 +32,7 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
     prepared.extensions.on_error(Arc::new(|error: &ExtensionErrorEvent| {
         eprintln!("Warning: extension {} failed on {}: {}", error.extension_path, error.event, error.error);
     }));
+    let (commands, tool_env) = (prepared.resources.commands.clone(), prepared.tool_env.clone());
     let session = open_session(prepared, emit)?;
     let agent = session.agent();
     if json {
@@ -37,9 +41,28 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
     let runner = session.extensions();
     let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
     runner.emit_session_start(&start).await;
-    let mut failure = None;
+    let (mut failure, mut prompted) = (None, false);
     for message in messages {
-        if let Err(error) = session.prompt(message).await {
+        // The YAML's commands run first, as pi runs extension commands; their output is shown here.
+        let (prompt, expand) = match session_yaml_command(&session, &commands, &message) {
+            None => (message, true),
+            Some((command, args)) => {
+                match run_command_definition(command, args, &tool_env, &CancellationToken::new()).await {
+                    YamlCommandOutcome::Prompt(text) => (text, false),
+                    YamlCommandOutcome::Show(output) => {
+                        show_output(json, &output);
+                        continue;
+                    }
+                    YamlCommandOutcome::Error(error) => {
+                        failure = Some(CliError::Command(error));
+                        break;
+                    }
+                }
+            }
+        };
+        prompted = true;
+        let options = PromptOptions { expand, ..PromptOptions::default() };
+        if let Err(error) = session.prompt_with(prompt, options).await {
             failure = Some(CliError::Agent(error.to_string()));
             break;
         }
@@ -48,6 +71,10 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
     runner.emit_session_shutdown(&shutdown).await;
     if let Some(error) = failure {
         return Err(error);
+    }
+    if !prompted {
+        // Only commands that showed their output ran (or nothing at all): there is no answer to print.
+        return Ok(ExitCode::SUCCESS);
     }
     let last = agent.state().messages.last().and_then(AgentMessage::as_assistant).cloned();
     // Like pi, only print mode turns a failed or aborted answer into exit code 1; json mode has
@@ -101,6 +128,15 @@ pub(super) fn open_session(prepared: Prepared, emit: SessionEventSink) -> Result
         session.set_summary_model(Some((model, Some(key))));
     }
     Ok(session)
+}
+
+/// A YAML command's output: as it is in print mode, as pi's `notify` request in json mode.
+fn show_output(json: bool, output: &str) {
+    if json {
+        write_json(&notify_request(output, false));
+    } else if !output.is_empty() {
+        write_raw(&format!("{output}\n"));
+    }
 }
 
 /// The first json-mode line: the header of the session file this run writes.

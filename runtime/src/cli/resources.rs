@@ -9,7 +9,9 @@ use super::args::CliArgs;
 use super::embedded::{resource_dir, unpack_embedded};
 use super::paths::home_dir;
 use super::settings::Settings;
+use super::yaml_commands::expand_prompt_command;
 use crate::AgentDefinition;
+use crate::definition::CommandDefinition;
 use crate::prompt::{
     PromptTemplate, ResourceDiagnostic, ResourceLocations, Skill, expand_prompt_template, expand_skill_command,
     load_prompt_templates, load_skills,
@@ -20,12 +22,18 @@ use crate::prompt::{
 pub struct Resources {
     pub skills: Vec<Skill>,
     pub templates: Vec<PromptTemplate>,
+    /// The YAML's `commands:` (not affected by `--no-prompt-templates`).
+    pub commands: Vec<CommandDefinition>,
 }
 
 impl Resources {
-    /// `/skill:name args` and then `/template args` expansion of one prompt; other text is kept as typed.
+    /// `/skill:name args`, then the YAML's `prompt:` commands, then `/template args` expansion of one prompt;
+    /// other text is kept as typed.
     pub fn expand(&self, text: &str) -> String {
         let expanded = expand_skill_command(text, &self.skills).unwrap_or_else(|| text.to_owned());
+        if let Some(Ok(prompt)) = expand_prompt_command(&self.commands, &expanded) {
+            return prompt;
+        }
         expand_prompt_template(&expanded, &self.templates).unwrap_or(expanded)
     }
 }
@@ -75,7 +83,7 @@ pub fn load_resources(
         &embedded.prompt_dirs,
     ));
     warn(&templates.diagnostics);
-    Resources { skills: skills.skills, templates: templates.templates }
+    Resources { skills: skills.skills, templates: templates.templates, commands: definition.commands.clone() }
 }
 
 fn warn(diagnostics: &[ResourceDiagnostic]) {

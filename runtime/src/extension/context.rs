@@ -65,12 +65,23 @@ pub struct ExtensionContext {
     session: Option<Arc<dyn SessionControl>>,
     /// During `before_agent_start`: the system prompt as the previous handler left it.
     system_prompt: Option<Arc<str>>,
+    /// Where dialogs go (interactive mode); none where nobody can answer.
+    ui: Option<super::ui::ExtensionUiHandle>,
 }
 
 impl ExtensionContext {
     /// A context bound to a session.
     pub fn new(cwd: impl AsRef<Path>, session: Option<Arc<dyn SessionControl>>) -> Self {
-        Self { cwd: Arc::from(cwd.as_ref()), session, system_prompt: None }
+        Self { cwd: Arc::from(cwd.as_ref()), session, system_prompt: None, ui: None }
+    }
+
+    /// The same context with dialogs going to `ui`.
+    pub fn with_ui(&self, ui: Option<super::ui::ExtensionUiHandle>) -> Self {
+        Self { ui, ..self.clone() }
+    }
+
+    pub(crate) fn ui_handle(&self) -> Option<&super::ui::ExtensionUiHandle> {
+        self.ui.as_ref()
     }
 
     /// A context with no session behind it (tests, tools run on their own): actions do nothing.

@@ -13,6 +13,7 @@ mod registrar;
 mod results;
 mod runner;
 mod session_events;
+mod ui;
 
 #[cfg(test)]
 mod tests_runner;
@@ -25,3 +26,4 @@ pub use registrar::{ExtensionRegistrar, RegisteredCommand};
 pub use results::*;
 pub use runner::{BeforeAgentStartOutcome, ExtensionErrorEvent, ExtensionErrorSink, ExtensionRunner, Extensions};
 pub use session_events::*;
+pub use ui::{ExtensionUi, ExtensionUiHandle, NotifyLevel, UiRequest, UiResponse};

@@ -118,7 +118,16 @@ impl ExtensionRunner {
 
     /// The context handlers get from now on.
     pub fn bind(&self, context: ExtensionContext) {
-        *self.context.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = context;
+        let mut bound = self.context.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The dialogs stay with the mode that shows them when the session is bound again.
+        let ui = if context.has_ui() { context.ui_handle().cloned() } else { bound.ui_handle().cloned() };
+        *bound = context.with_ui(ui);
+    }
+
+    /// Dialogs of every handler go to `ui` from now on (interactive mode sets it).
+    pub fn set_ui(&self, ui: super::ui::ExtensionUiHandle) {
+        let mut bound = self.context.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *bound = bound.with_ui(Some(ui));
     }
 
     /// Where handler failures go (by default: standard error).

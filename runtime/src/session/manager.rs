@@ -120,6 +120,13 @@ impl SessionManager {
         self.persist(&id)
     }
 
+    /// Sets (or, with `None`, clears) the label of entry `target_id` (a `label` entry).
+    pub fn append_label(&mut self, target_id: &str, label: Option<String>) -> Result<String, SessionError> {
+        let id =
+            self.tree.append_label(target_id, label).map_err(|error| SessionError::Tree(error.to_string()))?.id.clone();
+        self.persist(&id)
+    }
+
     /// An extension's message, kept as a `custom_message` entry.
     pub fn append_custom_message(&mut self, message: &CustomMessage) -> Result<String, SessionError> {
         let content = message.content.clone();

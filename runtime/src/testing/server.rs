@@ -239,7 +239,10 @@ async fn append_log(path: &std::path::Path, request: &RecordedRequest) {
     let line = json!({"method": request.method, "path": request.path, "body": request.body}).to_string() + "\n";
     let file = tokio::fs::OpenOptions::new().create(true).append(true).open(path).await;
     if let Ok(mut file) = file {
+        // tokio's File hands the bytes to a background write; only flush waits until they are in the file,
+        // so the line is there before the answer (a reader of the log may look as soon as it has it).
         let _ = file.write_all(line.as_bytes()).await;
+        let _ = file.flush().await;
     }
 }
 

@@ -373,6 +373,9 @@ pub struct RunOptions {
     pub stdin: Option<Vec<u8>>,
     /// Environment variables set for the command, on top of the inherited ones.
     pub env: Vec<(String, String)>,
+    /// Words passed after `-c <command>`: `$0` first, then the positional parameters `$1`, `$2`, ...
+    /// (empty: none).
+    pub argv: Vec<String>,
 }
 
 /// [`run_command`] with stdin contents and extra environment variables.
@@ -401,6 +404,7 @@ pub async fn run_command_with(
         }
         cmd.arg("-c")
             .arg(command)
+            .args(&options.argv)
             .current_dir(cwd)
             .envs(options.env.iter().map(|(k, v)| (k, v)))
             .stdin(if options.stdin.is_some() { Stdio::piped() } else { Stdio::null() })

@@ -119,7 +119,7 @@ impl AgentTool for CommandTool {
             stdin.push(b'\n');
             let mut env = argument_env(&args);
             env.push(("TOOL_CALL_ID".to_owned(), ctx.tool_call_id.clone()));
-            let options = RunOptions { stdin: Some(stdin), env };
+            let options = RunOptions { stdin: Some(stdin), env, argv: Vec::new() };
             let timeout_secs = self.timeout_secs.map(|secs| secs as f64);
             execute_in_shell(&self.env, command, &options, timeout_secs, &ctx).await
         })

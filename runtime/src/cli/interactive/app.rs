@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use super::completion::CommandCompletion;
 use super::footer::{FooterInfo, footer, header};
 use super::format::{git_branch, home_relative};
+use super::selectors::Overlay;
 use super::transcript::{Item, Transcript};
 use super::{InteractiveOptions, UiEvent};
 use crate::agent_session::AgentSession;
@@ -32,8 +33,16 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 pub struct App {
     pub(super) session: Rc<AgentSession>,
     pub(super) sender: UnboundedSender<UiEvent>,
-    pub(super) models: ModelCatalog,
+    pub(super) models: Rc<ModelCatalog>,
+    /// The selector shown in the editor's place, if any.
+    pub(super) overlay: Option<Overlay>,
+    /// Dialogs that arrived while another selector or dialog was open.
+    pub(super) waiting_dialogs: std::collections::VecDeque<super::dialogs::DialogRequest>,
+    /// Where this project's sessions are (none for a session kept in memory).
+    pub(super) sessions_dir: Option<PathBuf>,
     pub(super) tool_env: ToolEnvironment,
+    /// The YAML's `commands:`.
+    pub(super) yaml_commands: Vec<crate::definition::CommandDefinition>,
     pub(super) agent_name: String,
     pub(super) theme: Theme,
     pub(super) transcript: Transcript,
@@ -83,12 +92,17 @@ impl App {
             editor.add_to_history(text);
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
+        let sessions_dir = session.manager().path().and_then(|path| path.parent().map(PathBuf::from));
         Self {
             cwd_label: home_relative(&cwd, home.as_deref()),
             branch: git_branch(&cwd),
             session,
             sender,
-            models,
+            models: Rc::new(models),
+            overlay: None,
+            waiting_dialogs: std::collections::VecDeque::new(),
+            sessions_dir,
+            yaml_commands: resources.commands.clone(),
             tool_env,
             agent_name: options.agent_name.clone(),
             theme,
@@ -140,6 +154,25 @@ impl App {
                 }
                 self.dirty = true;
             }
+            UiEvent::Reload { editor_text, notice } => {
+                self.status = None;
+                let messages = self.session.agent().messages();
+                self.transcript.load(&messages, &self.theme);
+                if let Some(text) = editor_text {
+                    self.editor.set_text(&text);
+                }
+                if let Some(text) = notice {
+                    let role = if text.starts_with("Error") { Role::Error } else { Role::Muted };
+                    self.transcript.notice(text, role);
+                }
+                self.dirty = true;
+            }
+            UiEvent::Dialog(dialog) => self.open_dialog(*dialog),
+            UiEvent::Prompt { text, behavior } => {
+                self.status = None;
+                self.send_prompt(text, behavior, false);
+                self.dirty = true;
+            }
             UiEvent::Show(item) => {
                 self.transcript.push(*item);
                 self.dirty = true;
@@ -158,6 +191,14 @@ impl App {
                 }
             }
         }
+    }
+
+    /// Whether the agent works (and so what changes the session must wait); says so when it does.
+    pub(super) fn refuse_while_busy(&mut self) -> bool {
+        if self.busy {
+            self.transcript.notice("Wait for the agent to finish (or press Escape) first.", Role::Warning);
+        }
+        self.busy
     }
 
     /// Keeps a background task so quitting can wait for it.
@@ -240,7 +281,10 @@ impl App {
         } else {
             Role::Border
         });
-        lines.extend(self.editor.render(width));
+        match &mut self.overlay {
+            Some(overlay) => lines.extend(overlay.render(width, theme)),
+            None => lines.extend(self.editor.render(width)),
+        }
         let stats = self.session.stats();
         let state = self.session.agent().state();
         let model = state.model.as_ref();

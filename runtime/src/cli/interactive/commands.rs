@@ -14,6 +14,9 @@ use crate::extension::ModelSelectSource;
 /// Built-in commands: name and what the `/` list says of it.
 pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("model", "Switch the model (name or search: /model sonnet)"),
+    ("resume", "Resume another session (Tab: sessions of every project)"),
+    ("tree", "Move around the session tree (double Escape opens it too)"),
+    ("fork", "Start a new session from before one of your messages"),
     ("compact", "Summarize older messages now (optional focus: /compact keep the API design)"),
     ("new", "Start a new session"),
     ("name", "Name this session (/name release prep)"),
@@ -80,7 +83,11 @@ impl App {
             },
             "compact" => self.compact(args),
             "new" => self.new_session(),
+            "model" if args.is_empty() => self.open_model_picker(),
             "model" => self.switch_model(args),
+            "resume" => self.open_session_picker(false, false),
+            "tree" => self.open_tree_picker(),
+            "fork" => self.open_fork_picker(),
             _ => return false,
         }
         true
@@ -134,8 +141,7 @@ impl App {
     }
 
     fn compact(&mut self, focus: &str) {
-        if self.busy {
-            self.transcript.notice("Wait for the agent to finish (or press Escape) before compacting.", Role::Warning);
+        if self.refuse_while_busy() {
             return;
         }
         let session = self.session.clone();
@@ -154,8 +160,7 @@ impl App {
     }
 
     fn new_session(&mut self) {
-        if self.busy {
-            self.transcript.notice("Wait for the agent to finish (or press Escape) first.", Role::Warning);
+        if self.refuse_while_busy() {
             return;
         }
         let session = self.session.clone();
@@ -202,24 +207,6 @@ impl App {
             self.transcript.notice(text, Role::Muted);
             return;
         };
-        let chosen = match self.models.choose(&provider, &id) {
-            Ok(chosen) => chosen,
-            Err(error) => {
-                self.transcript.notice(format!("Error: {error}"), Role::Error);
-                return;
-            }
-        };
-        let session = self.session.clone();
-        let sender = self.sender.clone();
-        let task = tokio::task::spawn_local(async move {
-            let map = chosen.thinking_level_map.as_ref();
-            let notice = match session.set_model(chosen.model, Some(chosen.api_key), map, ModelSelectSource::Set).await
-            {
-                Ok(_) => format!("Model: {provider}/{id}"),
-                Err(error) => format!("Error: {error}"),
-            };
-            let _ = sender.send(UiEvent::TaskFinished(Some(notice)));
-        });
-        self.keep(task);
+        self.apply_model(provider, id, ModelSelectSource::Set);
     }
 }

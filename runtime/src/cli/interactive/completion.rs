@@ -30,6 +30,7 @@ impl CommandCompletion {
         for command in session.extensions().commands() {
             commands.push((command.name.clone(), command.description.clone()));
         }
+        commands.extend(crate::cli::yaml_commands::command_items(&resources.commands));
         for template in &resources.templates {
             commands.push((template.name.clone(), template.description.clone()));
         }

@@ -34,6 +34,10 @@ impl App {
             InputEvent::Key(key) => key,
             _ => return,
         };
+        if self.overlay.is_some() {
+            self.on_overlay_key(&key);
+            return;
+        }
         let ctrl_c = is_key(&key, "ctrl+c");
         if !ctrl_c {
             self.hint = None;
@@ -46,6 +50,10 @@ impl App {
         if ctrl_c {
             self.on_ctrl_c();
         } else if is_key(&key, "escape") {
+            self.on_escape();
+        } else if is_key(&key, "alt+escape") {
+            // Two Escapes that arrived together read as Alt+Escape.
+            self.on_escape();
             self.on_escape();
         } else if is_key(&key, "ctrl+d") {
             if self.editor.is_empty() {
@@ -61,6 +69,12 @@ impl App {
             self.transcript.expand_tools = !self.transcript.expand_tools;
         } else if is_key(&key, "ctrl+t") {
             self.transcript.show_thinking = !self.transcript.show_thinking;
+        } else if is_key(&key, "ctrl+l") {
+            self.open_model_picker();
+        } else if is_key(&key, "ctrl+p") {
+            self.cycle_model(false);
+        } else if is_key(&key, "ctrl+shift+p") {
+            self.cycle_model(true);
         } else if is_key(&key, "shift+tab") {
             self.cycle_thinking();
         } else if is_key(&key, "ctrl+z") {
@@ -94,8 +108,16 @@ impl App {
         }
         if self.session.is_compacting() {
             self.session.abort();
+            return;
         }
-        self.last_escape = Some(Instant::now());
+        // Twice on an empty editor: the session tree.
+        let now = Instant::now();
+        if self.editor.is_empty() && self.last_escape.is_some_and(|last| now.duration_since(last) <= DOUBLE_PRESS) {
+            self.last_escape = None;
+            self.open_tree_picker();
+            return;
+        }
+        self.last_escape = Some(now);
     }
 
     /// Runs what the person submitted.
@@ -115,6 +137,16 @@ impl App {
         if trimmed.starts_with('/') && self.run_builtin_command(trimmed) {
             return;
         }
+        if self.run_yaml_command(trimmed, behavior) {
+            return;
+        }
+        self.send_prompt(text, behavior, true);
+    }
+
+    /// Sends `text` as a prompt, or queues it while the agent works (commands of extensions run at once);
+    /// `expand: false` for text already expanded (a YAML command's prompt).
+    pub(super) fn send_prompt(&mut self, text: String, behavior: StreamingBehavior, expand: bool) {
+        let trimmed = text.trim();
         let extension_command = trimmed
             .strip_prefix('/')
             .and_then(|body| body.split_whitespace().next())
@@ -133,6 +165,7 @@ impl App {
         let options = PromptOptions {
             source: InputSource::Interactive,
             streaming_behavior: Some(behavior),
+            expand,
             ..PromptOptions::default()
         };
         let task = tokio::task::spawn_local(async move {
@@ -170,9 +203,8 @@ impl App {
 
     /// Ctrl+G: the draft opens in `$VISUAL` or `$EDITOR`; what is saved comes back.
     fn edit_externally(&mut self, terminal: &mut ProcessTerminal, renderer: &mut DiffRenderer) {
-        let Some(program) =
-            std::env::var("VISUAL").ok().or_else(|| std::env::var("EDITOR").ok()).filter(|p| !p.trim().is_empty())
-        else {
+        let set = |name: &str| std::env::var(name).ok().filter(|value| !value.trim().is_empty());
+        let Some(program) = set("VISUAL").or_else(|| set("EDITOR")) else {
             self.transcript.notice("Set $VISUAL or $EDITOR to edit the message in your editor.", Role::Warning);
             return;
         };

@@ -6,13 +6,18 @@
 mod app;
 mod commands;
 mod completion;
+mod dialogs;
 mod events;
 mod footer;
 mod format;
 mod keys;
+mod picker;
+mod selectors;
+mod session_list;
 mod shell;
 mod tool_view;
 mod transcript;
+mod tree_items;
 
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -40,8 +45,21 @@ pub enum UiEvent {
     ExtensionError(String),
     /// A prompt task ended (with the error text when it failed).
     PromptFinished(Option<String>),
+    /// Text to send as a prompt (already expanded), or to queue while the agent works.
+    Prompt {
+        text: String,
+        behavior: StreamingBehavior,
+    },
+    /// An extension opened a dialog.
+    Dialog(Box<dialogs::DialogRequest>),
     /// An entry for the conversation, made by background work.
     Show(Box<transcript::Item>),
+    /// The session changed under the conversation (resumed, moved in the tree): draw it again; text for the
+    /// editor and a notice may come along.
+    Reload {
+        editor_text: Option<String>,
+        notice: Option<String>,
+    },
     /// Work run for the user ended: a `!command`, a compaction, a session switch; its notice.
     TaskFinished(Option<String>),
     Tick,
@@ -53,6 +71,8 @@ pub struct InteractiveOptions {
     pub version: String,
     pub screen: ScreenMode,
     pub theme: Option<String>,
+    /// Open the session selector first (`-r`); leaving it quits.
+    pub pick_session: bool,
 }
 
 /// Runs the interactive mode until the person quits; returns the exit code.
@@ -75,6 +95,7 @@ pub async fn run_interactive(
     let resources = prepared.resources.clone();
     let tool_env = prepared.tool_env.clone();
     let cwd = prepared.cwd.clone();
+    prepared.extensions.set_ui(Arc::new(dialogs::InteractiveUi { sender: sender.clone() }));
     let session = Rc::new(open_session(prepared, emit)?);
     let agent_events = sender.clone();
     session.subscribe(move |event: &AgentEvent| {
@@ -102,6 +123,9 @@ pub async fn run_interactive(
                     }
                 }
             });
+            if options.pick_session {
+                app.open_session_picker(false, true);
+            }
             let mut initial = initial_messages.into_iter();
             if let Some(first) = initial.next() {
                 app.submit(first, StreamingBehavior::Steer);

@@ -115,3 +115,7 @@ impl ToolView {
             .collect()
     }
 }
+
+#[cfg(test)]
+#[path = "tool_view_tests.rs"]
+mod tests;

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::command::{ParsedLine, RpcCommand, RpcReply, parse_line};
 use super::export::export_session;
+use super::prompt_run::{PromptRun, parse_streaming_behavior, still_working};
 use super::state::{fork_messages, model_json, session_state, slash_commands};
 use super::user_bash::run_user_bash;
 use crate::agent::QueueMode;
@@ -20,6 +21,9 @@ use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::modes::write_json;
 use crate::cli::pending_queue::PendingQueue;
 use crate::cli::resources::Resources;
+use crate::cli::yaml_commands::{
+    YamlCommandOutcome, notify_request, queue_refusal, run_yaml_command, session_yaml_command,
+};
 use crate::extension::{InputSource, ModelSelectSource};
 use crate::protocol::{AgentMessage, ImageContent, SessionOnlyEvent};
 use crate::tools::ToolEnvironment;
@@ -89,14 +93,20 @@ impl Rpc {
             RpcCommand::Prompt { message, images, streaming_behavior } => {
                 return self.prompt(id, message, images, streaming_behavior.as_deref());
             }
-            RpcCommand::Steer { message, images } => {
-                self.queue(message, images, StreamingBehavior::Steer);
-                RpcReply::ok(id, "steer")
-            }
-            RpcCommand::FollowUp { message, images } => {
-                self.queue(message, images, StreamingBehavior::FollowUp);
-                RpcReply::ok(id, "follow_up")
-            }
+            RpcCommand::Steer { message, images } => match queue_refusal(&self.resources.commands, &message) {
+                Some(error) => RpcReply::failure(id, Some("steer"), error),
+                None => {
+                    self.queue(message, images, StreamingBehavior::Steer);
+                    RpcReply::ok(id, "steer")
+                }
+            },
+            RpcCommand::FollowUp { message, images } => match queue_refusal(&self.resources.commands, &message) {
+                Some(error) => RpcReply::failure(id, Some("follow_up"), error),
+                None => {
+                    self.queue(message, images, StreamingBehavior::FollowUp);
+                    RpcReply::ok(id, "follow_up")
+                }
+            },
             RpcCommand::Abort => {
                 session.abort();
                 session.agent().wait_for_idle().await;
@@ -214,39 +224,66 @@ impl Rpc {
         images: Vec<ImageContent>,
         behavior: Option<&str>,
     ) -> Option<RpcReply> {
+        if session_yaml_command(&self.session, &self.resources.commands, &message).is_some() {
+            return self.yaml_command(id, message, images, behavior.map(str::to_owned));
+        }
         if *self.busy.borrow() || self.session.agent().is_streaming() {
-            let Some(behavior) = behavior else {
-                let error = "the agent is still working on a prompt; send `streamingBehavior` \"steer\" or \
-                             \"followUp\" to queue this one";
-                return Some(RpcReply::failure(id, Some("prompt"), error));
-            };
-            let behavior = match behavior {
-                "steer" => StreamingBehavior::Steer,
-                "followUp" => StreamingBehavior::FollowUp,
-                other => {
-                    let error = format!("invalid streamingBehavior `{other}`; expected \"steer\" or \"followUp\"");
-                    return Some(RpcReply::failure(id, Some("prompt"), error));
-                }
-            };
-            self.queue(message, images, behavior);
+            match behavior.map(parse_streaming_behavior) {
+                None => return Some(still_working(id)),
+                Some(Err(error)) => return Some(RpcReply::failure(id, Some("prompt"), error)),
+                Some(Ok(behavior)) => self.queue(message, images, behavior),
+            }
             return Some(RpcReply::ok(id, "prompt"));
         }
         write_json(&RpcReply::ok(id.clone(), "prompt"));
         *self.busy.borrow_mut() = true;
-        let session = self.session.clone();
-        let busy = self.busy.clone();
-        let deferred = self.deferred.clone();
+        let options = PromptOptions { images, source: InputSource::Rpc, ..PromptOptions::default() };
+        let task = tokio::task::spawn_local(self.prompt_run().run(id, message, options));
+        self.keep(task);
+        None
+    }
+
+    fn prompt_run(&self) -> PromptRun {
+        PromptRun { session: self.session.clone(), busy: self.busy.clone(), deferred: self.deferred.clone() }
+    }
+
+    /// A command of the YAML runs at once, even while the agent works (`abort_bash` stops it), and is answered
+    /// when done. Its prompt then runs, or is queued, as a prompt would; shown output is a `notify` request.
+    fn yaml_command(
+        &self,
+        id: Option<Value>,
+        message: String,
+        images: Vec<ImageContent>,
+        behavior: Option<String>,
+    ) -> Option<RpcReply> {
+        let cancel = CancellationToken::new();
+        *self.bash_cancel.borrow_mut() = Some(cancel.clone());
+        let (commands, env, pending) = (self.resources.commands.clone(), self.tool_env.clone(), self.pending.clone());
+        let run = self.prompt_run();
+        let options = PromptOptions { images, source: InputSource::Rpc, expand: false, ..PromptOptions::default() };
         let task = tokio::task::spawn_local(async move {
-            let options = PromptOptions { images, source: InputSource::Rpc, ..PromptOptions::default() };
-            let outcome = session.prompt_with(message, options).await;
-            *busy.borrow_mut() = false;
-            for message in deferred.borrow_mut().drain(..) {
-                if let Err(error) = session.record_message(message) {
-                    eprintln!("Error: cannot save a command's output: {error}");
+            let outcome = run_yaml_command(&commands, &message, &env, &cancel).await;
+            match outcome.unwrap_or_else(|| YamlCommandOutcome::Error(format!("{message}: no such command"))) {
+                YamlCommandOutcome::Prompt(text) if *run.busy.borrow() || run.session.agent().is_streaming() => {
+                    let behavior = match behavior.as_deref().map(parse_streaming_behavior) {
+                        None => return write_json(&still_working(id)),
+                        Some(Err(error)) => return write_json(&RpcReply::failure(id, Some("prompt"), error)),
+                        Some(Ok(behavior)) => behavior,
+                    };
+                    let delivered = run.session.queue_message(text.clone(), options.images, behavior);
+                    write_json(&pending.push(&text, &delivered, behavior));
+                    write_json(&RpcReply::ok(id, "prompt"));
                 }
-            }
-            if let Err(error) = outcome {
-                write_json(&RpcReply::failure(id, Some("prompt"), error.to_string()));
+                YamlCommandOutcome::Prompt(text) => {
+                    write_json(&RpcReply::ok(id.clone(), "prompt"));
+                    *run.busy.borrow_mut() = true;
+                    run.run(id, text, options).await;
+                }
+                YamlCommandOutcome::Show(output) => {
+                    write_json(&RpcReply::ok(id, "prompt"));
+                    write_json(&notify_request(&output, false));
+                }
+                YamlCommandOutcome::Error(error) => write_json(&RpcReply::failure(id, Some("prompt"), error)),
             }
         });
         self.keep(task);

@@ -6,6 +6,7 @@
 mod command;
 mod dispatch;
 pub(in crate::cli) mod export;
+mod prompt_run;
 mod state;
 pub(in crate::cli) mod user_bash;
 

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::agent_session::AgentSession;
 use crate::ai::Model;
 use crate::cli::resources::Resources;
+use crate::cli::yaml_commands::description_with_hint;
 use crate::prompt::ResourceSource;
 use crate::protocol::AgentMessage;
 use crate::protocol::js_number::js_value;
@@ -84,17 +85,24 @@ pub fn fork_messages(session: &AgentSession) -> Value {
     json!({ "messages": messages })
 }
 
-/// `get_commands`: extension commands, prompt templates, then skills (as `skill:<name>`).
+/// `get_commands`: extension commands, the YAML's `commands:` (listed as extension commands, which they
+/// act like: they run before templates; their `sourceInfo.path` is `commands[N]`, as hooks are `hooks[N]`),
+/// prompt templates, then skills (as `skill:<name>`).
 pub fn slash_commands(session: &AgentSession, resources: &Resources) -> Value {
     let mut commands = Vec::new();
-    for command in session.extensions().commands() {
-        let mut entry = json!({"name": command.name});
-        if !command.description.is_empty() {
-            entry["description"] = json!(command.description);
+    let extensions = session.extensions();
+    let yaml = resources.commands.iter().enumerate().filter(|(_, command)| extensions.command(&command.name).is_none());
+    let yaml = yaml
+        .map(|(index, command)| (command.name.clone(), description_with_hint(command), format!("commands[{index}]")));
+    let rust = extensions.commands().iter().map(|c| (c.name.clone(), c.description.clone(), c.extension.clone()));
+    for (name, description, path) in rust.chain(yaml) {
+        let mut entry = json!({"name": name});
+        if !description.is_empty() {
+            entry["description"] = json!(description);
         }
         entry["source"] = json!("extension");
         entry["sourceInfo"] = json!({
-            "path": command.extension, "source": "local", "scope": "user", "origin": "top-level",
+            "path": path, "source": "local", "scope": "user", "origin": "top-level",
         });
         commands.push(entry);
     }

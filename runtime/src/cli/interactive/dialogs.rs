@@ -1,0 +1,155 @@
+//! Extension dialogs in the terminal: a request from a handler becomes a selector or a text box in the
+//! editor's place; the answer goes back when the person picks, types or closes it. Notifications become
+//! notices in the conversation.
+
+use pi_tui::editor::{Editor, EditorOutcome};
+use pi_tui::keys::{KeyEvent, is_key};
+use pi_tui::select_list::SelectItem;
+use pi_tui::{Role, Theme};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
+
+use super::UiEvent;
+use super::app::App;
+use super::picker::{Picker, PickerOutcome};
+use super::selectors::Overlay;
+use crate::agent::BoxFuture;
+use crate::extension::{ExtensionUi, NotifyLevel, UiRequest, UiResponse};
+
+/// A dialog waiting for its answer.
+pub struct DialogRequest {
+    pub request: UiRequest,
+    pub reply: oneshot::Sender<UiResponse>,
+}
+
+/// The extensions' dialogs, sent to the interactive loop.
+pub struct InteractiveUi {
+    pub sender: UnboundedSender<UiEvent>,
+}
+
+impl ExtensionUi for InteractiveUi {
+    fn request(&self, request: UiRequest) -> BoxFuture<'static, UiResponse> {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.sender.send(UiEvent::Dialog(Box::new(DialogRequest { request, reply })));
+        Box::pin(async move {
+            if sent.is_err() {
+                return UiResponse::Cancelled;
+            }
+            answer.await.unwrap_or(UiResponse::Cancelled)
+        })
+    }
+}
+
+/// A selector dialog (select, confirm) and where its answer goes.
+pub struct ChoiceDialog {
+    pub picker: Picker,
+    pub confirm: bool,
+    pub reply: Option<oneshot::Sender<UiResponse>>,
+}
+
+/// A text dialog (input, editor) and where its answer goes.
+pub struct TextDialog {
+    pub title: String,
+    pub hint: String,
+    pub editor: Editor,
+    pub reply: Option<oneshot::Sender<UiResponse>>,
+}
+
+impl TextDialog {
+    pub fn render(&mut self, width: usize, theme: &Theme) -> Vec<String> {
+        let mut lines = vec![
+            format!(" {}", theme.bold(&theme.fg(Role::Accent, &self.title))),
+            format!(" {}", theme.fg(Role::Muted, &self.hint)),
+        ];
+        lines.extend(self.editor.render(width));
+        lines
+    }
+}
+
+impl App {
+    /// Shows a dialog; one that arrives while another is open waits its turn.
+    pub(super) fn open_dialog(&mut self, dialog: DialogRequest) {
+        if self.overlay.is_some() {
+            self.waiting_dialogs.push_back(dialog);
+            return;
+        }
+        let DialogRequest { request, reply } = dialog;
+        let theme = self.theme.clone();
+        self.overlay = match request {
+            UiRequest::Select { title, options } => {
+                let items = options.iter().map(|option| SelectItem::new(option.clone(), option.clone())).collect();
+                let hints = vec!["Type to search; enter: choose, esc: cancel.".to_owned()];
+                let picker = Picker::new(&title, hints, items, &theme);
+                Some(Overlay::Choice(ChoiceDialog { picker, confirm: false, reply: Some(reply) }))
+            }
+            UiRequest::Confirm { title, message } => {
+                let items = vec![SelectItem::new("yes", "Yes"), SelectItem::new("no", "No")];
+                let picker = Picker::new(&title, vec![message, "enter: answer, esc: no".to_owned()], items, &theme);
+                Some(Overlay::Choice(ChoiceDialog { picker, confirm: true, reply: Some(reply) }))
+            }
+            UiRequest::Input { title, placeholder } => {
+                let hint = placeholder.unwrap_or_default();
+                let hint = if hint.is_empty() {
+                    "enter: done, esc: cancel".to_owned()
+                } else {
+                    format!("{hint} · enter: done, esc: cancel")
+                };
+                Some(Overlay::Text(TextDialog { title, hint, editor: Editor::new(theme), reply: Some(reply) }))
+            }
+            UiRequest::Editor { title, prefill } => {
+                let mut editor = Editor::new(theme);
+                editor.set_text(&prefill);
+                let hint = "enter: done, shift+enter: new line, esc: cancel".to_owned();
+                Some(Overlay::Text(TextDialog { title, hint, editor, reply: Some(reply) }))
+            }
+            UiRequest::Notify { message, level } => {
+                let role = match level {
+                    NotifyLevel::Error => Role::Error,
+                    NotifyLevel::Warning => Role::Warning,
+                    _ => Role::Accent,
+                };
+                self.transcript.notice(message, role);
+                let _ = reply.send(UiResponse::Done);
+                None
+            }
+        };
+        self.dirty = true;
+    }
+
+    /// A key while a choice dialog is open; returns the dialog when it stays open.
+    pub(super) fn on_choice_key(&mut self, mut dialog: ChoiceDialog, key: &KeyEvent) -> Option<ChoiceDialog> {
+        let answer = match dialog.picker.handle_key(key) {
+            PickerOutcome::Picked { value, .. } if dialog.confirm => UiResponse::Confirmed(value == "yes"),
+            PickerOutcome::Picked { value, .. } => UiResponse::Value(value),
+            PickerOutcome::Closed if dialog.confirm => UiResponse::Confirmed(false),
+            PickerOutcome::Closed => UiResponse::Cancelled,
+            _ => return Some(dialog),
+        };
+        if let Some(reply) = dialog.reply.take() {
+            let _ = reply.send(answer);
+        }
+        None
+    }
+
+    /// A key while a text dialog is open; returns the dialog when it stays open.
+    pub(super) fn on_text_key(&mut self, mut dialog: TextDialog, key: &KeyEvent) -> Option<TextDialog> {
+        let answer = match dialog.editor.handle_key(key) {
+            EditorOutcome::Submit(text) => UiResponse::Value(text),
+            EditorOutcome::Ignored if is_key(key, "escape") || is_key(key, "ctrl+c") => UiResponse::Cancelled,
+            _ => return Some(dialog),
+        };
+        if let Some(reply) = dialog.reply.take() {
+            let _ = reply.send(answer);
+        }
+        None
+    }
+
+    /// After a dialog or selector closed: the next waiting dialog, if any.
+    pub(super) fn next_dialog(&mut self) {
+        if self.overlay.is_none()
+            && let Some(dialog) = self.waiting_dialogs.pop_front()
+        {
+            self.open_dialog(dialog);
+        }
+    }
+}

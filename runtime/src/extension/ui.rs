@@ -1,0 +1,160 @@
+//! Dialogs an extension can open with the person using the agent: pick one of several options, confirm,
+//! type a line, edit a text, or just be told something. Interactive mode shows them in the terminal; modes
+//! without a person (print, json) answer at once with the cancelled answer, as pi's do. RPC mode will carry
+//! the same requests as `extension_ui_request`.
+
+use std::sync::Arc;
+
+use super::context::ExtensionContext;
+use crate::agent::BoxFuture;
+
+/// What a dialog asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UiRequest {
+    /// One of `options`, or nothing when the person cancels.
+    Select { title: String, options: Vec<String> },
+    /// Yes or no.
+    Confirm { title: String, message: String },
+    /// One line of text.
+    Input { title: String, placeholder: Option<String> },
+    /// A longer text, starting from `prefill`.
+    Editor { title: String, prefill: String },
+    /// A message; nothing is answered.
+    Notify { message: String, level: NotifyLevel },
+}
+
+/// How a notification is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum NotifyLevel {
+    #[default]
+    Info,
+    Warning,
+    Error,
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UiResponse {
+    /// The chosen option, the line or the edited text.
+    Value(String),
+    Confirmed(bool),
+    /// Closed without an answer (or no person to ask).
+    Cancelled,
+    /// A notification was shown.
+    Done,
+}
+
+/// Shows dialogs: implemented by the interactive mode (and by RPC and server modes, which forward them).
+/// `request` must act when it is called (a notification is shown even if the future is dropped); the
+/// future resolves with the answer.
+pub trait ExtensionUi: Send + Sync {
+    fn request(&self, request: UiRequest) -> BoxFuture<'static, UiResponse>;
+}
+
+/// The shared handle.
+pub type ExtensionUiHandle = Arc<dyn ExtensionUi>;
+
+impl ExtensionContext {
+    /// Whether a person can answer dialogs (interactive mode).
+    pub fn has_ui(&self) -> bool {
+        self.ui_handle().is_some()
+    }
+
+    async fn ask(&self, request: UiRequest) -> UiResponse {
+        match self.ui_handle() {
+            Some(ui) => ui.request(request).await,
+            None => UiResponse::Cancelled,
+        }
+    }
+
+    /// Lets the person pick one of `options`; `None` when cancelled or when nobody can be asked.
+    pub async fn select(&self, title: &str, options: Vec<String>) -> Option<String> {
+        match self.ask(UiRequest::Select { title: title.to_owned(), options }).await {
+            UiResponse::Value(choice) => Some(choice),
+            _ => None,
+        }
+    }
+
+    /// Asks yes or no; `false` when cancelled or when nobody can be asked.
+    pub async fn confirm(&self, title: &str, message: &str) -> bool {
+        let request = UiRequest::Confirm { title: title.to_owned(), message: message.to_owned() };
+        matches!(self.ask(request).await, UiResponse::Confirmed(true))
+    }
+
+    /// Asks for one line of text.
+    pub async fn input(&self, title: &str, placeholder: Option<&str>) -> Option<String> {
+        let request = UiRequest::Input { title: title.to_owned(), placeholder: placeholder.map(str::to_owned) };
+        match self.ask(request).await {
+            UiResponse::Value(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Lets the person edit `prefill`; the edited text, or `None` when cancelled.
+    pub async fn edit_text(&self, title: &str, prefill: &str) -> Option<String> {
+        let request = UiRequest::Editor { title: title.to_owned(), prefill: prefill.to_owned() };
+        match self.ask(request).await {
+            UiResponse::Value(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Shows a message (nothing happens when nobody can be told).
+    pub fn notify(&self, message: &str, level: NotifyLevel) {
+        if let Some(ui) = self.ui_handle() {
+            drop(ui.request(UiRequest::Notify { message: message.to_owned(), level }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Answers from a script and records what was asked.
+    struct ScriptedUi {
+        answers: Mutex<Vec<UiResponse>>,
+        asked: Mutex<Vec<UiRequest>>,
+    }
+
+    impl ExtensionUi for ScriptedUi {
+        fn request(&self, request: UiRequest) -> BoxFuture<'static, UiResponse> {
+            self.asked.lock().expect("lock").push(request);
+            let answer = self.answers.lock().expect("lock").pop().unwrap_or(UiResponse::Cancelled);
+            Box::pin(async move { answer })
+        }
+    }
+
+    #[tokio::test]
+    async fn dialogs_reach_the_ui_and_without_one_are_cancelled() {
+        let detached = ExtensionContext::detached("/tmp");
+        assert!(!detached.has_ui());
+        assert_eq!(detached.select("Pick", vec!["a".into()]).await, None);
+        assert!(!detached.confirm("Sure?", "really").await);
+
+        let ui = Arc::new(ScriptedUi {
+            answers: Mutex::new(vec![
+                UiResponse::Cancelled,
+                UiResponse::Value("edited".into()),
+                UiResponse::Confirmed(true),
+                UiResponse::Value("b".into()),
+            ]),
+            asked: Mutex::new(Vec::new()),
+        });
+        let context = ExtensionContext::detached("/tmp").with_ui(Some(ui.clone()));
+        assert!(context.has_ui());
+        assert_eq!(context.select("Pick", vec!["a".into(), "b".into()]).await.as_deref(), Some("b"));
+        assert!(context.confirm("Sure?", "really").await);
+        assert_eq!(context.edit_text("Edit", "draft").await.as_deref(), Some("edited"));
+        assert_eq!(context.input("Name", None).await, None);
+        context.notify("done", NotifyLevel::Warning);
+        let asked = ui.asked.lock().expect("lock");
+        assert_eq!(asked.len(), 5);
+        assert_eq!(asked[4], UiRequest::Notify { message: "done".into(), level: NotifyLevel::Warning });
+    }
+}
