@@ -59,6 +59,33 @@ impl ModelCatalog {
         self.registry.all().iter().filter(|registered| keys.has_auth(&registered.model.provider)).collect()
     }
 
+    /// `(provider, id)` of the models with a key, in the order of [`ModelCatalog::available`].
+    pub fn available_ids(&self) -> Vec<(String, String)> {
+        self.available()
+            .iter()
+            .map(|registered| (registered.model.provider.clone(), registered.model.id.clone()))
+            .collect()
+    }
+
+    /// The model after `current` among those with a key (before it, `backwards`), wrapping around; the first
+    /// one when `current` is not among them; `None` when fewer than two have a key.
+    pub fn cycle_from(&self, current: Option<&Model>, backwards: bool) -> Option<(String, String)> {
+        let available = self.available_ids();
+        let count = available.len();
+        if count < 2 {
+            return None;
+        }
+        let position = current.and_then(|model| {
+            available.iter().position(|(provider, id)| *provider == model.provider && *id == model.id)
+        });
+        let next = match position {
+            Some(index) if backwards => (index + count - 1) % count,
+            Some(index) => (index + 1) % count,
+            None => 0,
+        };
+        available.into_iter().nth(next)
+    }
+
     /// `provider`/`id` with its key and headers; an error naming what is missing otherwise.
     pub fn choose(&self, provider: &str, id: &str) -> Result<ChosenModel, String> {
         let registered =

@@ -179,12 +179,7 @@ impl App {
 
     /// `/model` lists the models that have a key; `/model text` switches to the one model that matches.
     fn switch_model(&mut self, query: &str) {
-        let available: Vec<(String, String)> = self
-            .models
-            .available()
-            .iter()
-            .map(|registered| (registered.model.provider.clone(), registered.model.id.clone()))
-            .collect();
+        let available = self.models.available_ids();
         let query_lower = query.to_lowercase();
         let matches: Vec<&(String, String)> = available
             .iter()

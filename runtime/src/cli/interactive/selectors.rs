@@ -253,27 +253,11 @@ impl App {
 
     /// Ctrl+P / Shift+Ctrl+P: the next (or previous) model with a key.
     pub(super) fn cycle_model(&mut self, backwards: bool) {
-        let available: Vec<(String, String)> = self
-            .models
-            .available()
-            .iter()
-            .map(|registered| (registered.model.provider.clone(), registered.model.id.clone()))
-            .collect();
-        if available.len() < 2 {
+        let current = self.session.agent().state().model;
+        let Some((provider, id)) = self.models.cycle_from(current.as_ref(), backwards) else {
             self.transcript.notice("Only one model has a key; there is nothing to cycle to.", Role::Muted);
             return;
-        }
-        let current = self.session.agent().state().model;
-        let position = current
-            .as_ref()
-            .and_then(|model| available.iter().position(|(p, id)| *p == model.provider && *id == model.id));
-        let count = available.len();
-        let next = match (position, backwards) {
-            (Some(index), false) => (index + 1) % count,
-            (Some(index), true) => (index + count - 1) % count,
-            (None, _) => 0,
         };
-        let (provider, id) = available[next].clone();
         self.apply_model(provider, id, ModelSelectSource::Cycle);
     }
 

@@ -414,20 +414,10 @@ impl Rpc {
     /// The next available model after the current one (wrapping); `null` when there is no other.
     async fn cycle_model(&self, id: Option<Value>) -> RpcReply {
         let current = self.session.agent().state().model;
-        let available: Vec<(String, String)> = self
-            .models
-            .available()
-            .iter()
-            .map(|registered| (registered.model.provider.clone(), registered.model.id.clone()))
-            .collect();
-        if available.len() < 2 {
+        let Some((provider, model_id)) = self.models.cycle_from(current.as_ref(), false) else {
             return RpcReply::with_data(id, "cycle_model", Value::Null);
-        }
-        let position = current.as_ref().and_then(|model| {
-            available.iter().position(|(provider, model_id)| *provider == model.provider && *model_id == model.id)
-        });
-        let (provider, model_id) = &available[position.map_or(0, |index| (index + 1) % available.len())];
-        match self.switch_model(provider, model_id, ModelSelectSource::Cycle).await {
+        };
+        match self.switch_model(&provider, &model_id, ModelSelectSource::Cycle).await {
             Ok((model, level)) => RpcReply::with_data(
                 id,
                 "cycle_model",
