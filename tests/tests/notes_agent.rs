@@ -201,3 +201,40 @@ async fn clear_notes_asks_in_a_dialog_and_only_yes_removes_the_notes() {
     agent.send(&keys::CTRL_C.repeat(2));
     assert_eq!(agent.wait_exit(), 0);
 }
+
+/// A Rust extension's command acting on the session: `/review-notes` starts a new session (the screen
+/// empties, the earlier one stays on disk) whose first prompt holds the notes.
+#[tokio::test(flavor = "multi_thread")]
+async fn review_notes_starts_a_new_session_that_sends_the_notes() {
+    use pi_gen_tests::keys;
+    let mock =
+        server(json!({"responses": [{"text": "Hello there."}, {"text": "Merge nothing; call the printer first."}]}))
+            .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    sandbox.write("NOTES.md", "# Notes\n\n- Ship v2 on Friday #release\n- Call the printer\n");
+    let agent_dir = sandbox.agent_dir().to_string_lossy().into_owned();
+    let args = ["--provider", "mock", "--model", "m"];
+    let mut agent = sandbox.spawn_pty_env(&notes_binary(), &args, &[("NOTES_AGENT_DIR", &agent_dir)], 30, 100);
+    agent.wait_for_text("%/");
+    agent.type_text("hello");
+    agent.send(keys::ENTER);
+    agent.wait_for_text("Hello there.");
+    agent.wait_for_absence("Working...");
+    agent.type_text("/review-notes");
+    agent.send(keys::ESCAPE);
+    agent.send(keys::ENTER);
+    let screen = agent.wait_for_text("call the printer first.");
+    assert!(!screen.contains("Hello there."), "the new session starts empty: {screen}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().expect("messages");
+    let users: Vec<&Value> = messages.iter().filter(|message| message["role"] == "user").collect();
+    assert_eq!(users.len(), 1, "the review starts from nothing: {messages:?}");
+    let text = users[0]["content"].to_string();
+    assert!(text.contains("1. Ship v2 on Friday #release") && text.contains("2. Call the printer"), "{text}");
+    agent.send(&keys::CTRL_C.repeat(2));
+    assert_eq!(agent.wait_exit(), 0);
+    let sessions = std::fs::read_dir(sandbox.agent_dir().join("sessions")).expect("sessions").flatten();
+    let files: usize = sessions.map(|dir| std::fs::read_dir(dir.path()).expect("dir").count()).sum();
+    assert_eq!(files, 2, "the first session stays on disk");
+}

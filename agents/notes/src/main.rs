@@ -2,7 +2,7 @@
 //! its tools; the tools themselves are the methods below, and `#[agent]` makes leaving one out a compile
 //! error.
 
-mod clear_command;
+mod commands;
 mod store;
 
 use std::process::ExitCode;
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     match std::env::current_dir() {
         Ok(cwd) => {
             let path = cwd.join("NOTES.md");
-            let extensions = Extensions::new().with(clear_command::ClearNotes::new(NoteFile::new(&path)));
+            let extensions = Extensions::new().with(commands::NotesCommands::new(NoteFile::new(&path)));
             Notes { file: Mutex::new(NoteFile::new(path)) }.run_with_extensions(extensions)
         }
         Err(error) => {

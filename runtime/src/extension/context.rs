@@ -67,17 +67,28 @@ pub struct ExtensionContext {
     system_prompt: Option<Arc<str>>,
     /// Where dialogs go (interactive mode); none where nobody can answer.
     ui: Option<super::ui::ExtensionUiHandle>,
+    /// Who carries out session actions of commands (interactive mode); none where nobody does.
+    actions: Option<super::session_actions::SessionActionsHandle>,
 }
 
 impl ExtensionContext {
     /// A context bound to a session.
     pub fn new(cwd: impl AsRef<Path>, session: Option<Arc<dyn SessionControl>>) -> Self {
-        Self { cwd: Arc::from(cwd.as_ref()), session, system_prompt: None, ui: None }
+        Self { cwd: Arc::from(cwd.as_ref()), session, system_prompt: None, ui: None, actions: None }
     }
 
     /// The same context with dialogs going to `ui`.
     pub fn with_ui(&self, ui: Option<super::ui::ExtensionUiHandle>) -> Self {
         Self { ui, ..self.clone() }
+    }
+
+    /// The same context with session actions going to `actions`.
+    pub fn with_actions(&self, actions: Option<super::session_actions::SessionActionsHandle>) -> Self {
+        Self { actions, ..self.clone() }
+    }
+
+    pub(crate) fn actions_handle(&self) -> Option<&super::session_actions::SessionActionsHandle> {
+        self.actions.as_ref()
     }
 
     pub(crate) fn ui_handle(&self) -> Option<&super::ui::ExtensionUiHandle> {

@@ -12,6 +12,7 @@ mod hook_definition;
 mod registrar;
 mod results;
 mod runner;
+mod session_actions;
 mod session_events;
 mod ui;
 
@@ -25,5 +26,6 @@ pub use hook_definition::{ArgumentPattern, HookAction, HookDefinition, TextPatte
 pub use registrar::{ExtensionRegistrar, RegisteredCommand};
 pub use results::*;
 pub use runner::{BeforeAgentStartOutcome, ExtensionErrorEvent, ExtensionErrorSink, ExtensionRunner, Extensions};
+pub use session_actions::{SessionAction, SessionActions, SessionActionsHandle};
 pub use session_events::*;
 pub use ui::{ExtensionUi, ExtensionUiHandle, NotifyLevel, UiRequest, UiResponse};

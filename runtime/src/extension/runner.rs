@@ -121,7 +121,14 @@ impl ExtensionRunner {
         let mut bound = self.context.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         // The dialogs stay with the mode that shows them when the session is bound again.
         let ui = if context.has_ui() { context.ui_handle().cloned() } else { bound.ui_handle().cloned() };
-        *bound = context.with_ui(ui);
+        let actions = context.actions_handle().or(bound.actions_handle()).cloned();
+        *bound = context.with_ui(ui).with_actions(actions);
+    }
+
+    /// Session actions of every handler (a command's `new_session`, `fork`, ...) go to `actions` from now on.
+    pub fn set_session_actions(&self, actions: super::session_actions::SessionActionsHandle) {
+        let mut bound = self.context.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *bound = bound.with_actions(Some(actions));
     }
 
     /// Dialogs of every handler go to `ui` from now on (interactive mode sets it).

@@ -168,6 +168,7 @@ impl App {
                 self.dirty = true;
             }
             UiEvent::Dialog(dialog) => self.open_dialog(*dialog),
+            UiEvent::SessionAction(request) => self.perform_session_action(*request),
             UiEvent::Prompt { text, behavior } => {
                 self.status = None;
                 self.send_prompt(text, behavior, false);

@@ -13,6 +13,7 @@ mod format;
 mod keys;
 mod picker;
 mod selectors;
+mod session_actions;
 mod session_list;
 mod shell;
 mod tool_view;
@@ -50,6 +51,8 @@ pub enum UiEvent {
         text: String,
         behavior: StreamingBehavior,
     },
+    /// An extension's command acts on the session.
+    SessionAction(Box<session_actions::ActionRequest>),
     /// An extension opened a dialog.
     Dialog(Box<dialogs::DialogRequest>),
     /// An entry for the conversation, made by background work.
@@ -96,6 +99,9 @@ pub async fn run_interactive(
     let tool_env = prepared.tool_env.clone();
     let cwd = prepared.cwd.clone();
     prepared.extensions.set_ui(Arc::new(dialogs::InteractiveUi { sender: sender.clone() }));
+    prepared
+        .extensions
+        .set_session_actions(Arc::new(session_actions::InteractiveSessionActions { sender: sender.clone() }));
     let session = Rc::new(open_session(prepared, emit)?);
     let agent_events = sender.clone();
     session.subscribe(move |event: &AgentEvent| {
