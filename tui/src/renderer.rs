@@ -24,7 +24,10 @@ const CLEAR_ALL: &str = "\x1b[2J\x1b[H\x1b[3J";
 #[derive(Debug)]
 pub struct DiffRenderer {
     mode: ScreenMode,
+    /// The last frame as drawn (lines cut to the width).
     previous: Vec<String>,
+    /// The last frame as given: a line given again unchanged is not measured again.
+    previous_input: Vec<String>,
     size: Option<(usize, usize)>,
     /// Inline: the line of the frame the terminal's cursor is on.
     cursor_line: usize,
@@ -35,7 +38,15 @@ pub struct DiffRenderer {
 
 impl DiffRenderer {
     pub fn new(mode: ScreenMode) -> Self {
-        Self { mode, previous: Vec::new(), size: None, cursor_line: 0, max_lines: 0, full_redraws: 0 }
+        Self {
+            mode,
+            previous: Vec::new(),
+            previous_input: Vec::new(),
+            size: None,
+            cursor_line: 0,
+            max_lines: 0,
+            full_redraws: 0,
+        }
     }
 
     pub fn mode(&self) -> ScreenMode {
@@ -54,12 +65,30 @@ impl DiffRenderer {
 
     /// The bytes that turn the last frame into `lines` on a `width` x `height` terminal. Lines wider than
     /// the terminal are cut; fullscreen frames are cut or padded to `height` rows.
-    pub fn render(&mut self, lines: &[String], width: usize, height: usize) -> String {
+    pub fn render(&mut self, given: &[String], width: usize, height: usize) -> String {
         let (width, height) = (width.max(1), height.max(1));
-        let mut lines: Vec<String> = lines
+        let same_width = self.size.is_some_and(|(old_width, _)| old_width == width);
+        let mut lines: Vec<String> = given
             .iter()
-            .map(|line| if visible_width(line) > width { truncate_to_width(line, width, "") } else { line.clone() })
+            .enumerate()
+            .map(|(index, line)| {
+                // Measuring is the costly part of a frame: skip it for lines too short to be too wide (every
+                // column takes a byte, tabs aside) and for lines drawn before at this width.
+                if line.len() <= width && !line.contains('\t') {
+                    return line.clone();
+                }
+                if same_width
+                    && self.previous_input.get(index) == Some(line)
+                    && let Some(drawn) = self.previous.get(index)
+                {
+                    return drawn.clone();
+                }
+                // A terminal moves a tab to its next stop, not the three columns text.rs counts.
+                let line = if line.contains('\t') { line.replace('\t', "   ") } else { line.clone() };
+                if visible_width(&line) > width { truncate_to_width(&line, width, "") } else { line }
+            })
             .collect();
+        self.previous_input = given.to_vec();
         if self.mode == ScreenMode::Fullscreen {
             lines.resize(height, String::new());
         }

@@ -139,3 +139,14 @@ fn finish_leaves_the_cursor_below_the_content() {
     screen.parser.process(bytes.as_bytes());
     assert_eq!(screen.parser.screen().cursor_position(), (3, 0));
 }
+
+#[test]
+fn lines_wider_than_the_terminal_are_cut_the_same_when_given_again() {
+    let mut screen = Screen::new(ScreenMode::Inline, 6, 10);
+    let wide = "\x1b[1mthis line is far too wide\x1b[0m";
+    screen.draw(&[wide, "tab\there and more", "short"]);
+    assert_eq!(&screen.visible()[..3], ["this line", "tab   here", "short"], "tabs are written as spaces");
+    assert_eq!(screen.draw(&[wide, "tab\there and more", "short"]), "", "an unchanged frame writes nothing");
+    screen.draw(&[wide, "tab\there and more", "shorter"]);
+    assert_eq!(&screen.visible()[..3], ["this line", "tab   here", "shorter"]);
+}

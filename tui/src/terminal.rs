@@ -120,10 +120,15 @@ impl ProcessTerminal {
                     std::thread::sleep(Duration::from_millis(20));
                     continue;
                 }
-                match crossterm::event::poll(Duration::from_millis(50)) {
+                // A long timeout: crossterm rounds the last millisecond of a wait down to a busy poll.
+                match crossterm::event::poll(Duration::from_millis(250)) {
                     Ok(false) => continue,
                     Ok(true) => {}
                     Err(_) => break,
+                }
+                // Suspended while waiting: the input is another program's now.
+                if paused.load(Ordering::SeqCst) {
+                    continue;
                 }
                 let event = match crossterm::event::read() {
                     Ok(Event::Key(key)) => InputEvent::Key(key),

@@ -174,7 +174,7 @@ impl App {
             let _ = sender.send(UiEvent::TaskFinished(Some(notice)));
         });
         self.keep(task);
-        self.transcript.items.retain(|item| matches!(item, Item::Static(_)));
+        self.transcript.clear_conversation();
     }
 
     /// `/model` lists the models that have a key; `/model text` switches to the one model that matches.

@@ -6,7 +6,7 @@ use pi_tui::Role;
 use super::app::App;
 use super::tool_view::{ToolState, ToolView};
 use super::transcript::{AssistantView, Item};
-use crate::protocol::{AgentEvent, AgentMessage, SessionOnlyEvent, StopReason};
+use crate::protocol::{AgentEvent, AgentMessage, SessionOnlyEvent};
 
 impl App {
     pub(super) fn on_agent_event(&mut self, event: AgentEvent) {
@@ -73,11 +73,7 @@ impl App {
             }
             SessionOnlyEvent::AutoRetryStart { attempt, max_attempts, delay_ms, error_message } => {
                 // The failed answer is retried: it leaves the screen (the status line tells of it).
-                if let Some(Item::Assistant(view)) = self.transcript.items.last()
-                    && view.stop_reason == StopReason::Error
-                {
-                    self.transcript.items.pop();
-                }
+                self.transcript.drop_failed_answer();
                 let seconds = delay_ms.div_ceil(1000);
                 self.status = Some(format!("Retrying ({attempt}/{max_attempts}) in {seconds}s: {error_message}"));
             }

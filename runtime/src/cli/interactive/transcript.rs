@@ -114,44 +114,81 @@ fn push_gap(lines: &mut Vec<String>) {
     }
 }
 
-/// The conversation: its items and how they are shown.
+/// An item and its lines as last drawn (for the width and toggles they were drawn with).
+struct Entry {
+    item: Item,
+    drawn: Option<(DrawnWith, Vec<String>)>,
+}
+
+/// What an item's lines depend on besides the item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct DrawnWith {
+    width: usize,
+    expand_tools: bool,
+    show_thinking: bool,
+}
+
+/// The conversation: its items and how they are shown. An item is drawn again only when it changed (the
+/// streamed answer, a running tool) or the width or a toggle did, so a frame costs what changed, not the
+/// length of the conversation.
 pub struct Transcript {
-    pub items: Vec<Item>,
+    entries: Vec<Entry>,
     pub expand_tools: bool,
     pub show_thinking: bool,
 }
 
 impl Transcript {
     pub fn new() -> Self {
-        Self { items: Vec::new(), expand_tools: false, show_thinking: true }
+        Self { entries: Vec::new(), expand_tools: false, show_thinking: true }
     }
 
     pub fn push(&mut self, item: Item) {
-        self.items.push(item);
+        self.entries.push(Entry { item, drawn: None });
     }
 
     pub fn notice(&mut self, text: impl Into<String>, role: Role) {
-        self.items.push(Item::Notice { text: text.into(), role });
+        self.push(Item::Notice { text: text.into(), role });
     }
 
-    /// The answer being streamed (the last one).
+    /// Everything but the header (a new session, a session switch).
+    pub fn clear_conversation(&mut self) {
+        self.entries.retain(|entry| matches!(entry.item, Item::Static(_)));
+    }
+
+    /// A failed answer that is about to be retried leaves the screen.
+    pub fn drop_failed_answer(&mut self) {
+        if let Some(Entry { item: Item::Assistant(view), .. }) = self.entries.last()
+            && view.stop_reason == StopReason::Error
+        {
+            self.entries.pop();
+        }
+    }
+
+    /// The answer being streamed (the last one); it is drawn again.
     pub fn last_assistant(&mut self) -> Option<&mut AssistantView> {
-        self.items.iter_mut().rev().find_map(|item| match item {
-            Item::Assistant(view) => Some(view),
+        self.entries.iter_mut().rev().find_map(|entry| match &mut entry.item {
+            Item::Assistant(view) => {
+                entry.drawn = None;
+                Some(view)
+            }
             _ => None,
         })
     }
 
+    /// The tool call `id`; it is drawn again.
     pub fn tool(&mut self, id: &str) -> Option<&mut ToolView> {
-        self.items.iter_mut().rev().find_map(|item| match item {
-            Item::Tool(view) if view.id == id => Some(view),
+        self.entries.iter_mut().rev().find_map(|entry| match &mut entry.item {
+            Item::Tool(view) if view.id == id => {
+                entry.drawn = None;
+                Some(view)
+            }
             _ => None,
         })
     }
 
     /// Rebuilds the conversation from a session's messages (on resume, a new session, a tree move).
     pub fn load(&mut self, messages: &[AgentMessage], theme: &Theme) {
-        self.items.retain(|item| matches!(item, Item::Static(_)));
+        self.clear_conversation();
         for message in messages {
             match message {
                 AgentMessage::User(user) => self.push(Item::User(user.content.text())),
@@ -184,47 +221,59 @@ impl Transcript {
                 _ => {}
             }
         }
-        for item in &mut self.items {
-            if let Item::Tool(view) = item
+        for entry in &mut self.entries {
+            if let Item::Tool(view) = &mut entry.item
                 && view.state == ToolState::Running
             {
                 view.state = ToolState::Failed;
+                entry.drawn = None;
             }
         }
     }
 
     /// Every line of the conversation at `width`, a blank line before each item.
     pub fn render(&mut self, width: usize, theme: &Theme) -> Vec<String> {
-        let inner = width.saturating_sub(2).max(1);
+        let with = DrawnWith { width, expand_tools: self.expand_tools, show_thinking: self.show_thinking };
         let mut lines = Vec::new();
-        for item in &mut self.items {
-            let rendered = match item {
-                Item::Static(static_lines) => {
-                    lines.extend(static_lines.iter().cloned());
-                    continue;
-                }
-                Item::User(text) => user_box(text, width, theme),
-                Item::Assistant(view) => {
-                    let body = view.render(inner, self.show_thinking, theme);
-                    if body.is_empty() {
-                        continue;
-                    }
-                    margin(body)
-                }
-                Item::Tool(view) => view.render(width, self.expand_tools, theme),
-                Item::Bash { command, output, excluded, exit_code } => {
-                    bash_box(command, output, *excluded, *exit_code, width, self.expand_tools, theme)
-                }
-                Item::Notice { text, role } => {
-                    margin(text.split('\n').flat_map(|line| wrap_text(&theme.fg(*role, line), inner)).collect())
-                }
-                Item::Markdown(view) => margin(view.render(inner)),
-            };
-            lines.push(String::new());
-            lines.extend(rendered);
+        for entry in &mut self.entries {
+            if !entry.drawn.as_ref().is_some_and(|(drawn_with, _)| *drawn_with == with) {
+                entry.drawn = Some((with, draw(&mut entry.item, with, theme)));
+            }
+            if let Some((_, drawn)) = &entry.drawn {
+                lines.extend(drawn.iter().cloned());
+            }
         }
         lines
     }
+}
+
+/// An item's lines: a blank line, then the item (the header as it is; an empty answer not at all).
+fn draw(item: &mut Item, with: DrawnWith, theme: &Theme) -> Vec<String> {
+    let DrawnWith { width, expand_tools, show_thinking } = with;
+    let inner = width.saturating_sub(2).max(1);
+    let rendered = match item {
+        Item::Static(static_lines) => return static_lines.clone(),
+        Item::User(text) => user_box(text, width, theme),
+        Item::Assistant(view) => {
+            let body = view.render(inner, show_thinking, theme);
+            if body.is_empty() {
+                return Vec::new();
+            }
+            margin(body)
+        }
+        Item::Tool(view) => view.render(width, expand_tools, theme),
+        Item::Bash { command, output, excluded, exit_code } => {
+            bash_box(command, output, *excluded, *exit_code, width, expand_tools, theme)
+        }
+        Item::Notice { text, role } => {
+            margin(text.split('\n').flat_map(|line| wrap_text(&theme.fg(*role, line), inner)).collect())
+        }
+        Item::Markdown(view) => margin(view.render(inner)),
+    };
+    let mut lines = Vec::with_capacity(rendered.len() + 1);
+    lines.push(String::new());
+    lines.extend(rendered);
+    lines
 }
 
 fn margin(lines: Vec<String>) -> Vec<String> {
