@@ -25,6 +25,7 @@ use crate::agent_session::AgentSession;
 use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::pending_queue::PendingQueue;
 use crate::cli::resources::Resources;
+use crate::protocol::AgentEvent;
 use crate::tools::ToolEnvironment;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -65,6 +66,8 @@ pub struct App {
     /// Fullscreen: how many lines the conversation is scrolled up from its end.
     pub(super) scroll: usize,
     pub(super) screen_height: usize,
+    /// The footer as last drawn: width, lines, whether the model thinks.
+    footer_cache: Option<(usize, Vec<String>, bool)>,
 }
 
 impl App {
@@ -120,6 +123,7 @@ impl App {
             spinner: 0,
             scroll: 0,
             screen_height: 24,
+            footer_cache: None,
         }
     }
 
@@ -129,9 +133,22 @@ impl App {
 
     /// Handles one event; the caller draws afterwards.
     pub async fn handle(&mut self, event: UiEvent, terminal: &mut ProcessTerminal, renderer: &mut DiffRenderer) {
+        // What the footer shows changes with whole messages, not with streamed deltas or typing.
+        let footer_stays = match &event {
+            UiEvent::Agent(event) => {
+                matches!(**event, AgentEvent::MessageUpdate { .. } | AgentEvent::ToolExecutionUpdate { .. })
+            }
+            UiEvent::Tick | UiEvent::Input(_) => true,
+            _ => false,
+        };
+        if !footer_stays {
+            self.footer_cache = None;
+        }
         match event {
             UiEvent::Input(input) => {
-                self.on_input(input, terminal, renderer).await;
+                if self.on_input(input, terminal, renderer).await {
+                    self.footer_cache = None;
+                }
                 self.dirty = true;
             }
             UiEvent::Agent(event) => {
@@ -276,19 +293,28 @@ impl App {
         if let Some(hint) = &self.hint {
             lines.push(format!(" {}", theme.fg(Role::Warning, hint)));
         }
-        let level = self.thinking_label();
-        self.editor.set_border_color(if level.is_some_and(|level| level != "off") {
-            Role::BorderAccent
-        } else {
-            Role::Border
-        });
+        let (footer_lines, thinking) = self.footer_lines(width);
+        self.editor.set_border_color(if thinking { Role::BorderAccent } else { Role::Border });
         match &mut self.overlay {
-            Some(overlay) => lines.extend(overlay.render(width, theme)),
+            Some(overlay) => lines.extend(overlay.render(width, &self.theme)),
             None => lines.extend(self.editor.render(width)),
+        }
+        lines.extend(footer_lines);
+        lines
+    }
+
+    /// The footer's lines and whether the model thinks, kept until something they show may have changed
+    /// (the session's statistics and state are copies of every message: too costly for each streamed delta).
+    fn footer_lines(&mut self, width: usize) -> (Vec<String>, bool) {
+        if let Some((drawn_width, lines, thinking)) = &self.footer_cache
+            && *drawn_width == width
+        {
+            return (lines.clone(), *thinking);
         }
         let stats = self.session.stats();
         let state = self.session.agent().state();
         let model = state.model.as_ref();
+        let level = model.is_some_and(|model| model.reasoning).then(|| state.thinking_level.as_str());
         let session_name = self.session.session_name();
         let info = FooterInfo {
             cwd: &self.cwd_label,
@@ -300,15 +326,10 @@ impl App {
             model: model.map(|model| model.id.as_str()),
             thinking: level,
         };
-        lines.extend(footer(&info, width, theme));
-        lines
-    }
-
-    /// The thinking level, for a model that reasons.
-    fn thinking_label(&self) -> Option<&'static str> {
-        let state = self.session.agent().state();
-        let reasoning = state.model.as_ref().is_some_and(|model| model.reasoning);
-        reasoning.then(|| state.thinking_level.as_str())
+        let lines = footer(&info, width, &self.theme);
+        let thinking = level.is_some_and(|level| level != "off");
+        self.footer_cache = Some((width, lines.clone(), thinking));
+        (lines, thinking)
     }
 }
 

@@ -19,33 +19,38 @@ use crate::extension::InputSource;
 const DOUBLE_PRESS: Duration = Duration::from_millis(500);
 
 impl App {
+    /// Handles a key or paste; returns whether it may have changed what the footer shows (anything but
+    /// editing the draft).
     pub(super) async fn on_input(
         &mut self,
         input: InputEvent,
         terminal: &mut ProcessTerminal,
         renderer: &mut DiffRenderer,
-    ) {
+    ) -> bool {
         let key = match input {
             InputEvent::Paste(text) => {
                 self.editor.handle_paste(&text);
-                return;
+                return false;
             }
-            InputEvent::Resize(..) => return,
+            InputEvent::Resize(..) => return false,
             InputEvent::Key(key) => key,
-            _ => return,
+            _ => return false,
         };
         if self.overlay.is_some() {
             self.on_overlay_key(&key);
-            return;
+            return true;
         }
         let ctrl_c = is_key(&key, "ctrl+c");
         if !ctrl_c {
             self.hint = None;
         }
         match self.editor.handle_key(&key) {
-            EditorOutcome::Submit(text) => return self.submit(text, StreamingBehavior::Steer),
+            EditorOutcome::Submit(text) => {
+                self.submit(text, StreamingBehavior::Steer);
+                return true;
+            }
             EditorOutcome::Ignored => {}
-            _ => return,
+            _ => return false,
         }
         if ctrl_c {
             self.on_ctrl_c();
@@ -86,6 +91,7 @@ impl App {
         } else if is_key(&key, "pagedown") {
             self.scroll = self.scroll.saturating_sub(self.screen_height.saturating_sub(4).max(1));
         }
+        true
     }
 
     fn on_ctrl_c(&mut self) {
