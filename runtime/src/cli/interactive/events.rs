@@ -4,7 +4,7 @@
 use pi_tui::Role;
 
 use super::app::App;
-use super::tool_view::{ToolState, ToolView};
+use super::tool_view::{ToolState, ToolView, text_of};
 use super::transcript::{AssistantView, Item};
 use crate::protocol::{AgentEvent, AgentMessage, SessionOnlyEvent};
 
@@ -87,8 +87,4 @@ impl App {
             _ => {}
         }
     }
-}
-
-fn text_of(content: &[crate::protocol::UserContent]) -> String {
-    content.iter().filter_map(|block| block.as_text()).collect::<Vec<_>>().join("\n")
 }

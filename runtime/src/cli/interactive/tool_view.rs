@@ -116,6 +116,11 @@ impl ToolView {
     }
 }
 
+/// The text blocks of a tool's output, one after another (images are not shown).
+pub fn text_of(content: &[crate::protocol::UserContent]) -> String {
+    content.iter().filter_map(|block| block.as_text()).collect::<Vec<_>>().join("\n")
+}
+
 #[cfg(test)]
 #[path = "tool_view_tests.rs"]
 mod tests;

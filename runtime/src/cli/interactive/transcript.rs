@@ -5,7 +5,7 @@ use pi_tui::markdown::Markdown;
 use pi_tui::text::{pad_to_width, wrap_text};
 use pi_tui::{Background, Component, Role, Theme};
 
-use super::tool_view::{ToolState, ToolView};
+use super::tool_view::{ToolState, ToolView, text_of};
 use crate::protocol::{AgentMessage, AssistantContent, AssistantMessage, StopReason};
 
 /// One entry of the conversation on screen.
@@ -204,7 +204,7 @@ impl Transcript {
                 }
                 AgentMessage::ToolResult(result) => {
                     if let Some(view) = self.tool(&result.tool_call_id) {
-                        view.output = result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("\n");
+                        view.output = text_of(&result.content);
                         view.state = if result.is_error { ToolState::Failed } else { ToolState::Done };
                     }
                 }
