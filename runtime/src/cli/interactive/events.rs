@@ -15,7 +15,7 @@ impl App {
             AgentEvent::MessageStart { message } => match message {
                 AgentMessage::User(user) => self.transcript.push(Item::User(user.content.text())),
                 AgentMessage::Assistant(assistant) => {
-                    let mut view = AssistantView::new(&self.theme);
+                    let mut view = AssistantView::new();
                     view.update(&assistant, &self.theme);
                     self.transcript.push(Item::Assistant(view));
                 }

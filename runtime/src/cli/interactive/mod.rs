@@ -115,7 +115,7 @@ pub async fn run_interactive(
     let mut app = App::new(session.clone(), sender.clone(), resources, models, tool_env, cwd, &options);
 
     let local = tokio::task::LocalSet::new();
-    let outcome = local
+    local
         .run_until(async {
             let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
             session.extensions().emit_session_start(&start).await;
@@ -157,7 +157,6 @@ pub async fn run_interactive(
             session.agent().wait_for_idle().await;
         })
         .await;
-    let () = outcome;
     let _ = terminal.write(&renderer.finish());
     terminal.stop();
     let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Quit, target_session_file: None };

@@ -43,8 +43,7 @@ enum Block {
 }
 
 impl AssistantView {
-    pub fn new(theme: &Theme) -> Self {
-        let _ = theme;
+    pub fn new() -> Self {
         Self { blocks: Vec::new(), stop_reason: StopReason::Stop, error: None }
     }
 
@@ -193,7 +192,7 @@ impl Transcript {
             match message {
                 AgentMessage::User(user) => self.push(Item::User(user.content.text())),
                 AgentMessage::Assistant(assistant) => {
-                    let mut view = AssistantView::new(theme);
+                    let mut view = AssistantView::new();
                     view.update(assistant, theme);
                     self.push(Item::Assistant(view));
                     for content in &assistant.content {
