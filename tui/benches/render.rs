@@ -3,8 +3,8 @@
 //! then the editor and the two footer lines), diffed by the inline [`DiffRenderer`] on a 100x30 terminal:
 //!
 //! - `keypress`: one typed key into the [`Editor`] -> the bytes to write, with a ~30-line conversation above
-//!   it, and with a 1,000-message one (every frame holds the whole conversation; as in the interactive
-//!   mode, each item keeps its lines until the width changes);
+//!   it, and with a 1,000-message one (as in the interactive mode, the conversation's lines are kept
+//!   between frames and the renderer is told they did not change, `DiffRenderer::render_from`);
 //! - `stream_delta`: one ~4-character delta of a 2,000-token (~8 KB) markdown answer (headings, lists, code
 //!   blocks, a table) at several points of the answer, under a few hundred lines of conversation;
 //! - `stream_whole_answer`: the whole answer, delta by delta (divan's items/s counts deltas), and the same
@@ -177,11 +177,7 @@ fn stream_whole_answer_frame_only(bencher: Bencher) {
         |screen| {
             let mut bytes = 0;
             for body in &bodies {
-                let mut lines = screen.conversation.render(WIDTH);
-                lines.push(String::new());
-                lines.extend(body.iter().map(|line| if line.is_empty() { String::new() } else { format!(" {line}") }));
-                lines.extend(screen.bottom(WIDTH));
-                bytes += screen.renderer.render(&lines, WIDTH, HEIGHT).len();
+                bytes += screen.draw_with(Some(body)).len();
             }
             bytes
         },
@@ -220,7 +216,8 @@ mod parts {
             .bench_local_refs(|renderer| renderer.render(&after, WIDTH, HEIGHT));
     }
 
-    /// The conversation's lines as every frame gets them (each item's lines kept from the frame before).
+    /// The conversation's lines copied from each item's kept lines, as a frame after a change near the top
+    /// of the conversation gets them.
     #[divan::bench(args = ["30 lines", "1,000 messages"])]
     fn conversation_render(bencher: Bencher, above: &str) {
         let mut conversation = conversation(above);

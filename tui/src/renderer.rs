@@ -66,12 +66,25 @@ impl DiffRenderer {
     /// The bytes that turn the last frame into `lines` on a `width` x `height` terminal. Lines wider than
     /// the terminal are cut; fullscreen frames are cut or padded to `height` rows.
     pub fn render(&mut self, given: &[String], width: usize, height: usize) -> String {
+        self.render_from(given, 0, width, height)
+    }
+
+    /// As [`render`](Self::render), for a caller that knows the first `stable` lines are the ones it gave
+    /// last time: they are neither measured, copied nor compared again, so a frame costs what follows them
+    /// (a long conversation whose last answer streams costs that answer, not the conversation).
+    pub fn render_from(&mut self, given: &[String], stable: usize, width: usize, height: usize) -> String {
         let (width, height) = (width.max(1), height.max(1));
         let same_width = self.size.is_some_and(|(old_width, _)| old_width == width);
-        let mut lines: Vec<String> = given
+        let stable = if same_width && self.mode == ScreenMode::Inline {
+            stable.min(given.len()).min(self.previous.len()).min(self.previous_input.len())
+        } else {
+            0
+        };
+        let mut tail: Vec<String> = given[stable..]
             .iter()
             .enumerate()
-            .map(|(index, line)| {
+            .map(|(offset, line)| {
+                let index = stable + offset;
                 // Measuring is the costly part of a frame: skip it for lines too short to be too wide (every
                 // column takes a byte, tabs aside) and for lines drawn before at this width.
                 if line.len() <= width && !line.contains('\t') {
@@ -88,19 +101,23 @@ impl DiffRenderer {
                 if visible_width(&line) > width { truncate_to_width(&line, width, "") } else { line }
             })
             .collect();
-        self.previous_input = given.to_vec();
+        self.previous_input.truncate(stable);
+        self.previous_input.extend_from_slice(&given[stable..]);
         if self.mode == ScreenMode::Fullscreen {
-            lines.resize(height, String::new());
+            tail.resize(height, String::new());
         }
+        // From here `previous` is the new frame and `old_tail` what followed the stable lines before.
+        let old_len = self.previous.len();
+        let old_tail = self.previous.split_off(stable);
+        self.previous.extend(tail);
         let resized = self.size != Some((width, height));
         let mut out = String::from(SYNC_START);
         match self.mode {
-            ScreenMode::Fullscreen => self.render_fullscreen(&lines, resized, &mut out),
-            ScreenMode::Inline => self.render_inline(&lines, resized, height, &mut out),
+            ScreenMode::Fullscreen => self.render_fullscreen(&old_tail, resized, &mut out),
+            ScreenMode::Inline => self.render_inline(&old_tail, stable, old_len, resized, height, &mut out),
         }
         out.push_str(SYNC_END);
         self.size = Some((width, height));
-        self.previous = lines;
         if out.len() == SYNC_START.len() + SYNC_END.len() {
             out.clear();
         }
@@ -122,39 +139,51 @@ impl DiffRenderer {
         }
     }
 
-    fn render_fullscreen(&mut self, lines: &[String], resized: bool, out: &mut String) {
+    /// Draws the rows of `previous` (the new frame) that differ from `old` (the last one).
+    fn render_fullscreen(&mut self, old: &[String], resized: bool, out: &mut String) {
         if resized {
             self.full_redraws += 1;
             out.push_str("\x1b[2J");
         }
-        for (row, line) in lines.iter().enumerate() {
-            if resized || self.previous.get(row) != Some(line) {
+        for (row, line) in self.previous.iter().enumerate() {
+            if resized || old.get(row) != Some(line) {
                 out.push_str(&format!("\x1b[{};1H\x1b[2K{line}", row + 1));
             }
         }
     }
 
-    fn render_inline(&mut self, lines: &[String], resized: bool, height: usize, out: &mut String) {
-        let first_render = self.size.is_none() && self.previous.is_empty();
+    /// Draws the new frame (`previous`) over the last one, of which `old_tail` followed the first `stable`
+    /// lines and which had `old_len` lines.
+    fn render_inline(
+        &mut self,
+        old_tail: &[String],
+        stable: usize,
+        old_len: usize,
+        resized: bool,
+        height: usize,
+        out: &mut String,
+    ) {
+        let first_render = self.size.is_none() && old_len == 0;
         if first_render {
-            self.write_all(lines, out);
+            self.write_all(out);
             return;
         }
-        let Some(first) = first_difference(&self.previous, lines) else {
+        let Some(first) = first_difference(old_tail, &self.previous[stable..]).map(|index| stable + index) else {
             if resized {
-                self.redraw_all(lines, out);
+                self.redraw_all(out);
             }
             return;
         };
         let viewport_top = self.max_lines.saturating_sub(height);
         if resized || first < viewport_top {
-            self.redraw_all(lines, out);
+            self.redraw_all(out);
             return;
         }
-        self.move_to(first, out);
-        if lines.len() == self.previous.len() {
+        self.move_to(first, old_len, out);
+        let lines = &self.previous;
+        if lines.len() == old_len {
             // Same length: rewrite the changed lines only.
-            let last = last_difference(&self.previous, lines).unwrap_or(first);
+            let last = last_difference(old_tail, &lines[stable..]).map_or(first, |index| stable + index);
             for (index, line) in lines.iter().enumerate().take(last + 1).skip(first) {
                 if index > first {
                     out.push_str("\r\n");
@@ -178,27 +207,31 @@ impl DiffRenderer {
     }
 
     /// Clears screen and scrollback and writes every line (the lines in the scrollback were stale).
-    fn redraw_all(&mut self, lines: &[String], out: &mut String) {
+    fn redraw_all(&mut self, out: &mut String) {
         self.full_redraws += 1;
         out.push_str(CLEAR_ALL);
-        self.cursor_line = 0;
-        self.max_lines = 0;
-        self.write_all(lines, out);
+        self.write_all(out);
     }
 
-    fn write_all(&mut self, lines: &[String], out: &mut String) {
-        out.push_str(&lines.join("\r\n"));
-        self.cursor_line = lines.len().saturating_sub(1);
-        self.max_lines = lines.len();
+    /// Writes every line of the new frame from the cursor down.
+    fn write_all(&mut self, out: &mut String) {
+        for (index, line) in self.previous.iter().enumerate() {
+            if index > 0 {
+                out.push_str("\r\n");
+            }
+            out.push_str(line);
+        }
+        self.cursor_line = self.previous.len().saturating_sub(1);
+        self.max_lines = self.previous.len();
     }
 
     /// Moves the cursor from its line to line `target` of the frame (which is on the screen, or right
-    /// below the last line).
-    fn move_to(&mut self, target: usize, out: &mut String) {
+    /// below the last line of the old frame, which had `old_len` lines).
+    fn move_to(&mut self, target: usize, old_len: usize, out: &mut String) {
         if target < self.cursor_line {
             out.push_str(&format!("\x1b[{}A", self.cursor_line - target));
         } else {
-            let existing = self.previous.len().saturating_sub(1);
+            let existing = old_len.saturating_sub(1);
             let within = target.min(existing).saturating_sub(self.cursor_line);
             move_down(out, within);
             // Lines below the last one do not exist yet: a line feed makes them (and scrolls if needed).

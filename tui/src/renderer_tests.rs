@@ -28,6 +28,15 @@ impl Screen {
         bytes
     }
 
+    /// Draws `lines` telling the renderer the first `stable` are the ones given last time.
+    fn draw_from(&mut self, lines: &[String], stable: usize) -> String {
+        let (rows, cols) = self.parser.screen().size();
+        let bytes = self.renderer.render_from(lines, stable, usize::from(cols.get()), usize::from(rows.get()));
+        self.written += bytes.len();
+        self.parser.process(bytes.as_bytes());
+        bytes
+    }
+
     fn resize(&mut self, rows: u16, cols: u16) {
         self.parser.screen_mut().set_size(size(rows), size(cols));
     }
@@ -149,4 +158,50 @@ fn lines_wider_than_the_terminal_are_cut_the_same_when_given_again() {
     assert_eq!(screen.draw(&[wide, "tab\there and more", "short"]), "", "an unchanged frame writes nothing");
     screen.draw(&[wide, "tab\there and more", "shorter"]);
     assert_eq!(&screen.visible()[..3], ["this line", "tab   here", "shorter"]);
+}
+
+/// A conversation of `turns` lines, a streamed answer of `answer` lines (the last one ending in `tail`), then
+/// an editor and a footer.
+fn streamed_frame(turns: usize, answer: usize, tail: &str) -> Vec<String> {
+    let mut lines: Vec<String> = (0..turns).map(|n| format!("turn {n}")).collect();
+    lines.extend(
+        (0..answer).map(|n| if n + 1 == answer { format!("answer {n} {tail}") } else { format!("answer {n}") }),
+    );
+    lines.extend(["-- editor --".to_owned(), "footer".to_owned()]);
+    lines
+}
+
+#[test]
+fn frames_with_a_stable_prefix_draw_exactly_what_whole_frames_draw() {
+    let mut whole = Screen::new(ScreenMode::Inline, 8, 30);
+    let mut prefixed = Screen::new(ScreenMode::Inline, 8, 30);
+    // The answer streams: its last line grows, then new lines come; the conversation before it is stable.
+    let mut frames = Vec::new();
+    for answer in 1..6 {
+        for tail in ["a", "ab", "abc"] {
+            frames.push(streamed_frame(20, answer, tail));
+        }
+    }
+    for (number, frame) in frames.iter().enumerate() {
+        let whole_bytes = whole.draw(&frame.iter().map(String::as_str).collect::<Vec<_>>());
+        let stable = if number == 0 { 0 } else { 20 };
+        let prefixed_bytes = prefixed.draw_from(frame, stable);
+        assert_eq!(prefixed_bytes, whole_bytes, "frame {number}");
+    }
+    assert_eq!(prefixed.all(), whole.all());
+    assert_eq!(prefixed.renderer.full_redraws(), 0);
+    // A promise longer than the frame is held to the frame: a frame cut short clears what followed it.
+    let cut: Vec<String> = frames[frames.len() - 1][..22].to_vec();
+    prefixed.draw_from(&cut, 500);
+    assert_eq!(prefixed.all(), cut);
+}
+
+#[test]
+fn a_stable_prefix_is_ignored_when_the_width_changed() {
+    let mut screen = Screen::new(ScreenMode::Inline, 6, 30);
+    let frame: Vec<String> = ["one", "a line of twenty chars", "footer"].map(str::to_owned).to_vec();
+    screen.draw_from(&frame, 0);
+    screen.resize(6, 10);
+    screen.draw_from(&frame, 3);
+    assert_eq!(&screen.visible()[..3], ["one", "a line of", "footer"]);
 }

@@ -214,6 +214,10 @@ pub(crate) struct Screen {
     pub(crate) editor: Editor,
     pub(crate) renderer: DiffRenderer,
     pub(crate) theme: Theme,
+    /// The last frame's lines, the conversation's first (kept between frames, as the interactive mode keeps
+    /// them, so the renderer is told they did not change).
+    kept: Vec<String>,
+    conversation_lines: Option<usize>,
 }
 
 impl Screen {
@@ -231,6 +235,8 @@ impl Screen {
             editor,
             renderer: DiffRenderer::new(ScreenMode::Inline),
             theme,
+            kept: Vec::new(),
+            conversation_lines: None,
         }
     }
 
@@ -273,8 +279,32 @@ impl Screen {
 
     /// A frame diffed against the last one: the bytes to write.
     pub(crate) fn draw(&mut self) -> String {
-        let lines = self.frame();
-        self.renderer.render(&lines, WIDTH, HEIGHT)
+        let body = self.answer.as_mut().map(|answer| answer.render(WIDTH - 2));
+        self.draw_with(body.as_deref())
+    }
+
+    /// A frame with `body` as the streamed answer's lines: the conversation's lines kept from the last frame
+    /// (drawn on the first), the answer and the bottom after them.
+    pub(crate) fn draw_with(&mut self, body: Option<&[String]>) -> String {
+        let stable = match self.conversation_lines {
+            Some(lines) => lines,
+            None => {
+                self.kept = self.conversation.render(WIDTH);
+                self.conversation_lines = Some(self.kept.len());
+                0
+            }
+        };
+        let conversation_lines = self.conversation_lines.unwrap_or_default();
+        self.kept.truncate(conversation_lines);
+        if let Some(body) = body
+            && !body.iter().all(|line| line.trim().is_empty())
+        {
+            self.kept.push(String::new());
+            self.kept.extend(body.iter().map(|line| if line.is_empty() { String::new() } else { format!(" {line}") }));
+        }
+        let bottom = self.bottom(WIDTH);
+        self.kept.extend(bottom);
+        self.renderer.render_from(&self.kept, stable, WIDTH, HEIGHT)
     }
 
     /// The screen with its first frame drawn, as it stands before the measured key or delta.

@@ -242,28 +242,33 @@ impl App {
         let (columns, rows) = terminal.size();
         let (width, height) = (usize::from(columns).max(1), usize::from(rows).max(1));
         self.screen_height = height;
-        let lines = self.frame(width, height, renderer.mode());
-        let bytes = renderer.render(&lines, width, height);
+        let bottom = self.bottom(width);
+        let bytes = match renderer.mode() {
+            ScreenMode::Fullscreen => {
+                let window = self.fullscreen_frame(width, height, bottom);
+                renderer.render(&window, width, height)
+            }
+            _ => {
+                let frame = self.transcript.frame(width, &self.theme, bottom);
+                renderer.render_from(frame.lines, frame.stable, width, height)
+            }
+        };
         let _ = terminal.write(&bytes);
     }
 
-    /// The whole frame: the conversation, then the bottom (status, queue, editor, footer).
-    pub fn frame(&mut self, width: usize, height: usize, mode: ScreenMode) -> Vec<String> {
-        let mut conversation = self.transcript.render(width, &self.theme);
-        let bottom = self.bottom(width);
-        if mode == ScreenMode::Fullscreen {
-            let room = height.saturating_sub(bottom.len());
-            let max_scroll = conversation.len().saturating_sub(room);
-            self.scroll = self.scroll.min(max_scroll);
-            let end = conversation.len() - self.scroll;
-            let start = end.saturating_sub(room);
-            let mut window: Vec<String> = conversation.drain(start..end).collect();
-            window.resize(room, String::new());
-            window.extend(bottom);
-            return window;
-        }
-        conversation.extend(bottom);
-        conversation
+    /// Fullscreen: the rows of the conversation that fit above the bottom (scrolled up by `scroll`), then it.
+    fn fullscreen_frame(&mut self, width: usize, height: usize, bottom: Vec<String>) -> Vec<String> {
+        self.transcript.frame(width, &self.theme, Vec::new());
+        let conversation = self.transcript.conversation();
+        let room = height.saturating_sub(bottom.len());
+        let max_scroll = conversation.len().saturating_sub(room);
+        self.scroll = self.scroll.min(max_scroll);
+        let end = conversation.len() - self.scroll;
+        let start = end.saturating_sub(room);
+        let mut window = conversation[start..end].to_vec();
+        window.resize(room, String::new());
+        window.extend(bottom);
+        window
     }
 
     fn bottom(&mut self, width: usize) -> Vec<String> {

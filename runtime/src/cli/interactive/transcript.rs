@@ -128,20 +128,52 @@ struct DrawnWith {
 }
 
 /// The conversation: its items and how they are shown. An item is drawn again only when it changed (the
-/// streamed answer, a running tool) or the width or a toggle did, so a frame costs what changed, not the
-/// length of the conversation.
+/// streamed answer, a running tool) or the width or a toggle did, and the frame's lines are kept between
+/// frames and rebuilt from the first changed item on, so a frame costs what changed, not the length of the
+/// conversation.
 pub struct Transcript {
     entries: Vec<Entry>,
     pub expand_tools: bool,
     pub show_thinking: bool,
+    /// The last frame: the conversation's lines, then the lines below it.
+    lines: Vec<String>,
+    /// The line each entry starts at in `lines`, for the entries drawn into it.
+    starts: Vec<usize>,
+    /// How many of `lines` are the conversation's.
+    conversation_lines: usize,
+    /// The first entry whose lines in `lines` may be stale.
+    stale_from: usize,
+    /// What `lines` were drawn with.
+    lines_drawn_with: Option<DrawnWith>,
+}
+
+/// A frame: its lines, of which the first `stable` are the last frame's.
+pub struct Frame<'a> {
+    pub lines: &'a [String],
+    pub stable: usize,
 }
 
 impl Transcript {
     pub fn new() -> Self {
-        Self { entries: Vec::new(), expand_tools: false, show_thinking: true }
+        Self {
+            entries: Vec::new(),
+            expand_tools: false,
+            show_thinking: true,
+            lines: Vec::new(),
+            starts: Vec::new(),
+            conversation_lines: 0,
+            stale_from: 0,
+            lines_drawn_with: None,
+        }
+    }
+
+    /// Entry `index` and every one after it are drawn into the next frame again.
+    fn stale(&mut self, index: usize) {
+        self.stale_from = self.stale_from.min(index);
     }
 
     pub fn push(&mut self, item: Item) {
+        self.stale(self.entries.len());
         self.entries.push(Entry { item, drawn: None });
     }
 
@@ -151,6 +183,7 @@ impl Transcript {
 
     /// Everything but the header (a new session, a session switch).
     pub fn clear_conversation(&mut self) {
+        self.stale(0);
         self.entries.retain(|entry| matches!(entry.item, Item::Static(_)));
     }
 
@@ -160,29 +193,28 @@ impl Transcript {
             && view.stop_reason == StopReason::Error
         {
             self.entries.pop();
+            self.stale(self.entries.len());
         }
     }
 
     /// The answer being streamed (the last one); it is drawn again.
     pub fn last_assistant(&mut self) -> Option<&mut AssistantView> {
-        self.entries.iter_mut().rev().find_map(|entry| match &mut entry.item {
-            Item::Assistant(view) => {
-                entry.drawn = None;
-                Some(view)
-            }
-            _ => None,
-        })
+        let index = self.entries.iter().rposition(|entry| matches!(entry.item, Item::Assistant(_)))?;
+        self.redraw(index)
+    }
+
+    /// Entry `index`, drawn again into the next frame.
+    fn redraw<T: FromItem>(&mut self, index: usize) -> Option<&mut T> {
+        self.stale(index);
+        let entry = self.entries.get_mut(index)?;
+        entry.drawn = None;
+        T::from_item(&mut entry.item)
     }
 
     /// The tool call `id`; it is drawn again.
     pub fn tool(&mut self, id: &str) -> Option<&mut ToolView> {
-        self.entries.iter_mut().rev().find_map(|entry| match &mut entry.item {
-            Item::Tool(view) if view.id == id => {
-                entry.drawn = None;
-                Some(view)
-            }
-            _ => None,
-        })
+        let index = self.entries.iter().rposition(|entry| matches!(&entry.item, Item::Tool(view) if view.id == id))?;
+        self.redraw(index)
     }
 
     /// Rebuilds the conversation from a session's messages (on resume, a new session, a tree move).
@@ -228,21 +260,62 @@ impl Transcript {
                 entry.drawn = None;
             }
         }
+        self.stale(0);
     }
 
-    /// Every line of the conversation at `width`, a blank line before each item.
-    pub fn render(&mut self, width: usize, theme: &Theme) -> Vec<String> {
+    /// The frame at `width`: every line of the conversation (a blank line before each item), then `below`.
+    /// Only the items from the first changed one on are copied into it again.
+    pub fn frame(&mut self, width: usize, theme: &Theme, below: Vec<String>) -> Frame<'_> {
         let with = DrawnWith { width, expand_tools: self.expand_tools, show_thinking: self.show_thinking };
-        let mut lines = Vec::new();
-        for entry in &mut self.entries {
+        if self.lines_drawn_with != Some(with) {
+            self.stale(0);
+            self.lines_drawn_with = Some(with);
+        }
+        let from = self.stale_from.min(self.entries.len()).min(self.starts.len());
+        let stable = self.starts.get(from).copied().unwrap_or(self.conversation_lines);
+        self.lines.truncate(stable);
+        self.starts.truncate(from);
+        for entry in &mut self.entries[from..] {
             if !entry.drawn.as_ref().is_some_and(|(drawn_with, _)| *drawn_with == with) {
                 entry.drawn = Some((with, draw(&mut entry.item, with, theme)));
             }
+            self.starts.push(self.lines.len());
             if let Some((_, drawn)) = &entry.drawn {
-                lines.extend(drawn.iter().cloned());
+                self.lines.extend(drawn.iter().cloned());
             }
         }
-        lines
+        self.conversation_lines = self.lines.len();
+        self.stale_from = self.entries.len();
+        self.lines.extend(below);
+        Frame { lines: &self.lines, stable }
+    }
+
+    /// The conversation's lines as the last frame drew them.
+    pub fn conversation(&self) -> &[String] {
+        &self.lines[..self.conversation_lines.min(self.lines.len())]
+    }
+}
+
+/// The view an item holds, for [`Transcript::redraw`].
+trait FromItem {
+    fn from_item(item: &mut Item) -> Option<&mut Self>;
+}
+
+impl FromItem for AssistantView {
+    fn from_item(item: &mut Item) -> Option<&mut Self> {
+        match item {
+            Item::Assistant(view) => Some(view),
+            _ => None,
+        }
+    }
+}
+
+impl FromItem for ToolView {
+    fn from_item(item: &mut Item) -> Option<&mut Self> {
+        match item {
+            Item::Tool(view) => Some(view),
+            _ => None,
+        }
     }
 }
 
@@ -308,3 +381,7 @@ fn bash_box(
     }
     lines
 }
+
+#[cfg(test)]
+#[path = "transcript_tests.rs"]
+mod tests;
