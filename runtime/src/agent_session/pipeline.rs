@@ -71,7 +71,7 @@ impl AgentSession {
             }
         }
         if options.expand
-            && let Some(expand) = &self.expander
+            && let Some(expand) = self.expander()
         {
             text = expand(&text);
         }
@@ -106,7 +106,7 @@ impl AgentSession {
     /// tool calls, a follow-up once the agent would stop. `/skill:` and templates are expanded first; returns
     /// the text as it will be delivered.
     pub fn queue_message(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) -> String {
-        let text = match &self.expander {
+        let text = match self.expander() {
             Some(expand) => expand(&text),
             None => text,
         };

@@ -71,7 +71,7 @@ pub struct AgentSession {
     pub(super) emit: SessionEventSink,
     pub(super) link: Arc<SessionLink>,
     pub(super) runner: Arc<ExtensionRunner>,
-    pub(super) expander: Option<PromptExpander>,
+    expander: Mutex<Option<PromptExpander>>,
     pub(super) require_api_key: bool,
     /// Cancels the current retry wait or summary; replaced by a fresh token when a prompt starts.
     cancel: Mutex<CancellationToken>,
@@ -163,7 +163,7 @@ impl AgentSession {
             emit,
             link,
             runner,
-            expander,
+            expander: Mutex::new(expander),
             require_api_key,
             cancel: Mutex::new(CancellationToken::new()),
             summary_model: Mutex::new(None),
@@ -211,6 +211,28 @@ impl AgentSession {
 
     pub(super) fn settings_mut(&self) -> MutexGuard<'_, SessionSettings> {
         lock(&self.settings)
+    }
+
+    /// Replaces the retry and compaction settings (the settings files were read again).
+    pub fn set_settings(&self, settings: SessionSettings) {
+        *lock(&self.settings) = settings;
+    }
+
+    /// What expands `/skill:name` and prompt-template commands.
+    pub(super) fn expander(&self) -> Option<PromptExpander> {
+        lock(&self.expander).clone()
+    }
+
+    /// Replaces what expands prompts (the skills and templates were read again).
+    pub fn set_expander(&self, expander: Option<PromptExpander>) {
+        *lock(&self.expander) = expander;
+    }
+
+    /// Replaces what the system prompt is built from (context files, SYSTEM.md, skills read again) and
+    /// rebuilds it for the active tools.
+    pub fn set_prompt_builder(&self, builder: SystemPromptBuilder) {
+        lock(&self.link.tools).builder = Some(builder);
+        self.link.activate_tools(&self.link.active_tools());
     }
 
     /// The model summaries are written with.

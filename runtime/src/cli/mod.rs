@@ -20,6 +20,7 @@ mod modes;
 mod paths;
 mod pending_queue;
 mod registry;
+mod reload;
 mod resolve;
 mod resources;
 pub mod rpc;
@@ -197,6 +198,13 @@ fn run_interactive_mode(
             screen,
             theme: settings.string("theme").map(str::to_owned),
             pick_session: args.resume,
+            reloader: Some(std::rc::Rc::new(reload::Reloader::new(
+                definition,
+                args,
+                agent_dir.clone(),
+                prepared.cwd.clone(),
+                start_provider.clone(),
+            ))),
         };
         // Whatever went before (the initial messages) becomes the first prompt, as pi does.
         interactive::run_interactive(prepared, catalog, options, args.messages.clone()).await

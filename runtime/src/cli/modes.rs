@@ -12,7 +12,7 @@ use super::args::OutputMode;
 use super::error::CliError;
 use super::setup::Prepared;
 use super::yaml_commands::{YamlCommandOutcome, notify_request, run_command_definition, session_yaml_command};
-use crate::agent_session::{AgentSession, PromptExpander, PromptOptions, SessionEventSink, SessionExtras};
+use crate::agent_session::{AgentSession, PromptOptions, SessionEventSink, SessionExtras};
 use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
 use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, SessionOnlyEvent, StopReason};
 use crate::session::SessionHeader;
@@ -106,8 +106,7 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
 /// The prepared agent bound to its session file, with the extensions, the prompt builder and prompt
 /// expansion; session-only events go to `emit`.
 pub(super) fn open_session(prepared: Prepared, emit: SessionEventSink) -> Result<AgentSession, CliError> {
-    let resources = prepared.resources;
-    let expander: PromptExpander = Arc::new(move |text: &str| resources.expand(text));
+    let expander = prepared.resources.into_expander();
     let extras = SessionExtras {
         runner: prepared.extensions.clone(),
         prompt_builder: Some(prepared.prompt_builder),

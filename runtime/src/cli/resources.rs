@@ -27,6 +27,11 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// What expands the prompts of a session with these resources.
+    pub fn into_expander(self) -> crate::agent_session::PromptExpander {
+        std::sync::Arc::new(move |text: &str| self.expand(text))
+    }
+
     /// `/skill:name args`, then the YAML's `prompt:` commands, then `/template args` expansion of one prompt;
     /// other text is kept as typed.
     pub fn expand(&self, text: &str) -> String {
@@ -48,24 +53,41 @@ pub fn load_resources(
     cwd: &Path,
     settings: &Settings,
 ) -> Resources {
+    let (resources, warnings) = collect_resources(definition, args, agent_dir, cwd, settings);
+    for warning in warnings {
+        eprintln!("Warning: {warning}");
+    }
+    resources
+}
+
+/// [`load_resources`] with the problems returned instead of printed (the interactive mode shows them).
+pub fn collect_resources(
+    definition: &AgentDefinition,
+    args: &CliArgs,
+    agent_dir: &Path,
+    cwd: &Path,
+    settings: &Settings,
+) -> (Resources, Vec<String>) {
+    let mut warnings = Vec::new();
     let embedded = &definition.resources;
     let wants_skills = !args.no_skills && !embedded.skill_dirs.is_empty();
     let wants_templates = !args.no_prompt_templates && !embedded.prompt_dirs.is_empty();
     let root =
         if wants_skills || wants_templates { unpack_embedded(agent_dir, &definition.name, embedded) } else { None };
-    let agent_paths = |dirs: &[String]| -> Vec<PathBuf> {
+    let mut agent_paths = |dirs: &[String]| -> Vec<PathBuf> {
         let Some(root) = &root else { return Vec::new() };
         dirs.iter()
             .filter_map(|dir| {
                 let path = resource_dir(root, dir);
                 if path.is_none() {
-                    eprintln!("Warning: the agent's resource directory \"{dir}\" leaves its unpack directory; ignored");
+                    warnings
+                        .push(format!("the agent's resource directory \"{dir}\" leaves its unpack directory; ignored"));
                 }
                 path
             })
             .collect()
     };
-    let locations = |include_defaults: bool, cli_paths: &[String], key: &str, dirs: &[String]| ResourceLocations {
+    let mut locations = |include_defaults: bool, cli_paths: &[String], key: &str, dirs: &[String]| ResourceLocations {
         config_dir_name: definition.config_dir.clone(),
         include_defaults,
         cli_paths: cli_paths.to_vec(),
@@ -74,22 +96,15 @@ pub fn load_resources(
         agent_paths: if include_defaults { agent_paths(dirs) } else { Vec::new() },
         ..ResourceLocations::new(cwd, agent_dir, home_dir())
     };
-    let skills = load_skills(&locations(!args.no_skills, &args.skills, "skills", &embedded.skill_dirs));
-    warn(&skills.diagnostics);
-    let templates = load_prompt_templates(&locations(
-        !args.no_prompt_templates,
-        &args.prompt_templates,
-        "prompts",
-        &embedded.prompt_dirs,
-    ));
-    warn(&templates.diagnostics);
-    Resources { skills: skills.skills, templates: templates.templates, commands: definition.commands.clone() }
-}
-
-fn warn(diagnostics: &[ResourceDiagnostic]) {
-    for diagnostic in diagnostics {
-        eprintln!("Warning: {}", diagnostic.message());
-    }
+    let skill_locations = locations(!args.no_skills, &args.skills, "skills", &embedded.skill_dirs);
+    let template_locations =
+        locations(!args.no_prompt_templates, &args.prompt_templates, "prompts", &embedded.prompt_dirs);
+    let skills = load_skills(&skill_locations);
+    let templates = load_prompt_templates(&template_locations);
+    warnings.extend(skills.diagnostics.iter().chain(&templates.diagnostics).map(ResourceDiagnostic::message));
+    let resources =
+        Resources { skills: skills.skills, templates: templates.templates, commands: definition.commands.clone() };
+    (resources, warnings)
 }
 
 #[cfg(test)]

@@ -158,7 +158,7 @@ fn tool_environment(cwd: &Path, agent_dir: &Path, settings: &Settings) -> ToolEn
 /// project or agent directory, else the agent's `system_prompt`, else the default), the appended text (the
 /// agent's `append_system_prompt`, then `--append-system-prompt` or APPEND_SYSTEM.md, joined by a blank
 /// line), context files (the agent's file names), skills and the agent's own prompt settings.
-fn prompt_builder(
+pub(super) fn prompt_builder(
     definition: &AgentDefinition,
     args: &CliArgs,
     agent_dir: &Path,

@@ -45,6 +45,9 @@ pub struct App {
     /// The YAML's `commands:`.
     pub(super) yaml_commands: Vec<crate::definition::CommandDefinition>,
     pub(super) agent_name: String,
+    pub(super) version: String,
+    pub(super) cwd: PathBuf,
+    pub(super) reloader: Option<Rc<crate::cli::reload::Reloader>>,
     pub(super) theme: Theme,
     pub(super) transcript: Transcript,
     pub(super) editor: Editor,
@@ -99,6 +102,7 @@ impl App {
         Self {
             cwd_label: home_relative(&cwd, home.as_deref()),
             branch: git_branch(&cwd),
+            cwd,
             session,
             sender,
             models: Rc::new(models),
@@ -108,6 +112,8 @@ impl App {
             yaml_commands: resources.commands.clone(),
             tool_env,
             agent_name: options.agent_name.clone(),
+            version: options.version.clone(),
+            reloader: options.reloader.clone(),
             theme,
             transcript,
             editor,
@@ -193,6 +199,10 @@ impl App {
             }
             UiEvent::Show(item) => {
                 self.transcript.push(*item);
+                self.dirty = true;
+            }
+            UiEvent::Reloaded(reloaded) => {
+                self.apply_reload(*reloaded);
                 self.dirty = true;
             }
             UiEvent::TaskFinished(notice) => {

@@ -24,6 +24,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("export", "Write this session as an HTML page (/export [file])"),
     ("copy", "Copy the last answer to the clipboard"),
     ("hotkeys", "Show every key"),
+    ("reload", "Read settings, skills, prompt templates, context files and models.json again"),
     ("quit", "Leave (the session is saved)"),
 ];
 
@@ -88,6 +89,7 @@ impl App {
             "resume" => self.open_session_picker(false, false),
             "tree" => self.open_tree_picker(),
             "fork" => self.open_fork_picker(),
+            "reload" => self.reload(),
             _ => return false,
         }
         true

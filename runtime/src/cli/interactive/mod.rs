@@ -12,6 +12,7 @@ mod footer;
 mod format;
 mod keys;
 mod picker;
+mod reload;
 mod selectors;
 mod session_actions;
 mod session_list;
@@ -63,6 +64,8 @@ pub enum UiEvent {
         editor_text: Option<String>,
         notice: Option<String>,
     },
+    /// `/reload` read the files again: what the screen shows of them.
+    Reloaded(Box<reload::ReloadedScreen>),
     /// Work run for the user ended: a `!command`, a compaction, a session switch; its notice.
     TaskFinished(Option<String>),
     Tick,
@@ -76,6 +79,8 @@ pub struct InteractiveOptions {
     pub theme: Option<String>,
     /// Open the session selector first (`-r`); leaving it quits.
     pub pick_session: bool,
+    /// Reads the files again for `/reload`.
+    pub reloader: Option<Rc<crate::cli::reload::Reloader>>,
 }
 
 /// Runs the interactive mode until the person quits; returns the exit code.

@@ -498,3 +498,5 @@ async fn yaml_commands_are_listed_and_run_in_interactive_mode() {
     assert!(texts[0].starts_with("Review the file src/lib.rs in depth") && texts[0].ends_with("naming"), "{texts:?}");
     quit(&mut agent);
 }
+
+mod reload;
