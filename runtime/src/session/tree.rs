@@ -264,6 +264,11 @@ impl SessionTree {
         self.labels.get(id).map(|slot| slot.label.as_str())
     }
 
+    /// When the current label of an entry was set (the label entry's ISO timestamp).
+    pub fn label_timestamp(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(|slot| slot.timestamp.as_str())
+    }
+
     /// The entries whose parent is `id`, in file order.
     pub fn children(&self, id: &str) -> Vec<&SessionEntry> {
         self.entries.iter().filter(|e| e.parent_id.as_deref() == Some(id)).collect()

@@ -500,3 +500,4 @@ async fn yaml_commands_are_listed_and_run_in_interactive_mode() {
 }
 
 mod reload;
+mod tree;

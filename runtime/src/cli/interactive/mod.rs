@@ -20,6 +20,7 @@ mod shell;
 mod tool_view;
 mod transcript;
 mod tree_items;
+mod tree_selector;
 
 use std::process::ExitCode;
 use std::rc::Rc;

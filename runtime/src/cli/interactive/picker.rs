@@ -60,11 +60,6 @@ impl Picker {
         self.list.set_filter(&self.query);
     }
 
-    /// What the search line holds.
-    pub fn query(&self) -> &str {
-        &self.query
-    }
-
     pub fn selected_value(&self) -> Option<String> {
         self.list.selected().map(|item| item.value.clone())
     }

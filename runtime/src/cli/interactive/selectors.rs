@@ -1,5 +1,5 @@
 //! The selectors that take the editor's place: models (`/model`, Ctrl+L), sessions to resume (`/resume`, `-r`,
-//! Tab for every project), and the session tree (`/tree`, double Escape) with labels.
+//! Tab for every project), forks; the session tree is in `tree_selector.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,7 @@ use super::app::App;
 use super::dialogs::{ChoiceDialog, TextDialog};
 use super::picker::{Picker, PickerOutcome};
 use super::session_list::{SessionSummary, list_sessions};
-use super::tree_items::tree_items;
+use super::tree_selector::{LabelPrompt, TreeSelector};
 use crate::extension::ModelSelectSource;
 
 /// What the editor's place holds instead of the editor.
@@ -24,7 +24,9 @@ pub enum Overlay {
         all_projects: bool,
         exit_on_cancel: bool,
     },
-    Tree(Picker),
+    Tree(TreeSelector),
+    /// The label prompt over the tree (Shift+L).
+    TreeLabel(Box<LabelPrompt>),
     /// The user messages of this branch, to fork before one of them.
     Fork(Picker),
     /// An extension's select or confirm dialog.
@@ -38,9 +40,9 @@ impl Overlay {
         match self {
             Self::Choice(dialog) => dialog.picker.render(width),
             Self::Text(dialog) => dialog.render(width, theme),
-            Self::Models(picker) | Self::Sessions { picker, .. } | Self::Tree(picker) | Self::Fork(picker) => {
-                picker.render(width)
-            }
+            Self::Tree(tree) => tree.render(width),
+            Self::TreeLabel(prompt) => prompt.render(width, theme),
+            Self::Models(picker) | Self::Sessions { picker, .. } | Self::Fork(picker) => picker.render(width),
         }
     }
 }
@@ -77,28 +79,6 @@ impl App {
         let mut picker = Picker::new("Resume a session", hints, items, &self.theme);
         picker.mark_value(current.map(|path| path.to_string_lossy().into_owned()));
         self.overlay = Some(Overlay::Sessions { picker, all_projects, exit_on_cancel });
-    }
-
-    pub(super) fn open_tree_picker(&mut self) {
-        let (items, leaf) = {
-            let manager = self.session.manager();
-            tree_items(manager.tree())
-        };
-        if items.is_empty() {
-            self.transcript.notice("The session has no entries yet.", Role::Muted);
-            return;
-        }
-        let hints = vec![
-            "Type to search; enter: go there, alt+enter: go and summarize the branch left behind, esc: close."
-                .to_owned(),
-            "alt+l: label the selected entry with the search text (an empty search clears its label).".to_owned(),
-        ];
-        let mut picker = Picker::new("Session tree", hints, items, &self.theme);
-        if let Some(leaf) = leaf {
-            picker.select_value(&leaf);
-            picker.mark_value(Some(leaf));
-        }
-        self.overlay = Some(Overlay::Tree(picker));
     }
 
     pub(super) fn open_fork_picker(&mut self) {
@@ -168,10 +148,18 @@ impl App {
     pub(super) fn on_overlay_key(&mut self, key: &KeyEvent) {
         let Some(mut overlay) = self.overlay.take() else { return };
         let outcome = match &mut overlay {
-            Overlay::Models(picker)
-            | Overlay::Sessions { picker, .. }
-            | Overlay::Tree(picker)
-            | Overlay::Fork(picker) => picker.handle_key(key),
+            Overlay::Models(picker) | Overlay::Sessions { picker, .. } | Overlay::Fork(picker) => {
+                picker.handle_key(key)
+            }
+            Overlay::Tree(_) | Overlay::TreeLabel(_) => {
+                match overlay {
+                    Overlay::Tree(tree) => self.on_tree_key(tree, key),
+                    Overlay::TreeLabel(prompt) => self.on_label_key(*prompt, key),
+                    other => self.overlay = Some(other),
+                }
+                self.next_dialog();
+                return;
+            }
             Overlay::Choice(_) | Overlay::Text(_) => {
                 self.overlay = match overlay {
                     Overlay::Choice(dialog) => self.on_choice_key(dialog, key).map(Overlay::Choice),
@@ -192,41 +180,18 @@ impl App {
                 }
             }
             (PickerOutcome::Picked { value, .. }, Overlay::Sessions { .. }) => self.resume(PathBuf::from(value)),
-            (PickerOutcome::Picked { value, alternate }, Overlay::Tree(_)) => self.navigate(value, alternate),
             (PickerOutcome::Picked { value, .. }, Overlay::Fork(_)) => self.fork(value),
             (PickerOutcome::Other(key), Overlay::Sessions { exit_on_cancel, all_projects, .. })
                 if is_key(&key, "tab") =>
             {
                 self.open_session_picker(!all_projects, exit_on_cancel);
             }
-            (PickerOutcome::Other(key), Overlay::Tree(picker)) if is_key(&key, "alt+l") => {
-                self.label_entry(&picker);
-                self.overlay = Some(Overlay::Tree(picker));
-                self.refresh_tree();
-            }
             (PickerOutcome::Other(_), overlay) => self.overlay = Some(overlay),
-            (_, overlay @ (Overlay::Choice(_) | Overlay::Text(_))) => self.overlay = Some(overlay),
+            (_, overlay @ (Overlay::Choice(_) | Overlay::Text(_) | Overlay::Tree(_) | Overlay::TreeLabel(_))) => {
+                self.overlay = Some(overlay)
+            }
         }
         self.next_dialog();
-    }
-
-    fn label_entry(&mut self, picker: &Picker) {
-        let Some(target) = picker.selected_value() else { return };
-        let text = picker.query().trim().to_owned();
-        let label = (!text.is_empty()).then_some(text);
-        if let Err(error) = self.session.manager().append_label(&target, label) {
-            self.transcript.notice(format!("Error: {error}"), Role::Error);
-        }
-    }
-
-    fn refresh_tree(&mut self) {
-        let (items, _) = {
-            let manager = self.session.manager();
-            tree_items(manager.tree())
-        };
-        if let Some(Overlay::Tree(picker)) = &mut self.overlay {
-            picker.set_items(items);
-        }
     }
 
     /// Switches to the model `provider/id` in the background; a notice tells how it went.
@@ -291,26 +256,6 @@ impl App {
                 Err(error) => format!("Error: {error}"),
             };
             let _ = sender.send(UiEvent::Reload { editor_text: None, notice: Some(notice) });
-        });
-        self.keep(task);
-    }
-
-    /// Moves the leaf to entry `id` (with a summary of the branch left when `summarize`).
-    fn navigate(&mut self, id: String, summarize: bool) {
-        if self.refuse_while_busy() {
-            return;
-        }
-        let session = self.session.clone();
-        let sender = self.sender.clone();
-        if summarize {
-            self.status = Some("Summarizing the branch...".to_owned());
-        }
-        let task = tokio::task::spawn_local(async move {
-            let event = match session.navigate_tree(&id, summarize, None).await {
-                Ok(navigation) => UiEvent::Reload { editor_text: navigation.editor_text, notice: None },
-                Err(error) => UiEvent::Reload { editor_text: None, notice: Some(format!("Error: {error}")) },
-            };
-            let _ = sender.send(event);
         });
         self.keep(task);
     }
