@@ -150,22 +150,30 @@ impl Sandbox {
     ) -> PtyAgent {
         let mut vars = vec![("PI_CODING_AGENT_DIR".to_owned(), self.agent_dir().to_string_lossy().into_owned())];
         vars.extend(env.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())));
-        PtyAgent::spawn(binary, args, &self.work_dir(), &vars, &PROVIDER_KEY_VARIABLES, rows, columns)
+        PtyAgent::spawn(binary, args, &self.work_dir(), &vars, &UNINHERITED_VARIABLES, rows, columns)
     }
 
     fn command(&self, binary: &Path, args: &[&str]) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(binary);
         command.args(args).current_dir(self.work_dir()).env("PI_CODING_AGENT_DIR", self.agent_dir());
-        // Keys from the developer's shell must not leak into a test run.
-        for key in PROVIDER_KEY_VARIABLES {
+        for key in UNINHERITED_VARIABLES {
             command.env_remove(key);
         }
         command
     }
 }
 
-/// Environment variables the agents read provider keys from.
-const PROVIDER_KEY_VARIABLES: [&str; 10] = [
+/// Environment variables a test's agent never inherits: provider keys (the developer's must not leak into a
+/// run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
+const UNINHERITED_VARIABLES: [&str; 18] = [
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_OAUTH_TOKEN",

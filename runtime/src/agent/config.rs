@@ -163,6 +163,8 @@ pub struct AgentLoopConfig {
     pub headers: Vec<(String, String)>,
     /// Give up on a model stream that sends nothing for this long (`None`: the provider's default).
     pub idle_timeout: Option<std::time::Duration>,
+    /// The SDK-level timeout and retries of each request (pi's `retry.provider`).
+    pub provider_retry: crate::ai::ProviderRetry,
     pub convert_to_llm: ConvertToLlmFn,
     pub transform_context: Option<TransformContextFn>,
     pub get_steering_messages: Option<QueuePollFn>,
@@ -188,6 +190,7 @@ impl AgentLoopConfig {
             max_tokens: None,
             headers: Vec::new(),
             idle_timeout: None,
+            provider_retry: crate::ai::ProviderRetry::default(),
             convert_to_llm: default_convert_to_llm(),
             transform_context: None,
             get_steering_messages: None,

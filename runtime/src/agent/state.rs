@@ -39,6 +39,8 @@ pub struct AgentOptions {
     pub headers: Vec<(String, String)>,
     /// Give up on a model stream that sends nothing for this long (`None`: the provider's default).
     pub idle_timeout: Option<std::time::Duration>,
+    /// The SDK-level timeout and retries of each request (pi's `retry.provider`).
+    pub provider_retry: crate::ai::ProviderRetry,
 }
 
 impl AgentOptions {
@@ -66,6 +68,7 @@ impl AgentOptions {
             max_tokens: None,
             headers: Vec::new(),
             idle_timeout: None,
+            provider_retry: crate::ai::ProviderRetry::default(),
         }
     }
 }

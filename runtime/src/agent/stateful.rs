@@ -318,6 +318,11 @@ impl Agent {
         lock(&self.inner.settings).session_id = session_id;
     }
 
+    /// The SDK-level timeout and retries of the next requests (pi's `retry.provider`).
+    pub fn set_provider_retry(&self, retry: crate::ai::ProviderRetry) {
+        lock(&self.inner.settings).provider_retry = retry;
+    }
+
     async fn run(&self, kind: RunKind) -> Result<(), AgentError> {
         let skip_initial = matches!(kind, RunKind::Prompt { skip_initial_steering_poll: true, .. });
         let (cancel, context, config) = {
@@ -368,6 +373,7 @@ impl Agent {
             max_tokens: options.max_tokens,
             headers: options.headers.clone(),
             idle_timeout: options.idle_timeout,
+            provider_retry: options.provider_retry,
             convert_to_llm: options.convert_to_llm.clone().unwrap_or_else(default_convert_to_llm),
             transform_context: options.transform_context.clone(),
             get_steering_messages: Some(Arc::new(move || {

@@ -52,6 +52,7 @@ pub(crate) async fn stream_assistant_response(
         cancel: cancel.clone(),
         idle_timeout: config.idle_timeout,
         on_payload: config.on_payload.clone(),
+        retry: config.provider_retry,
     };
     let mut stream = config.provider.stream(&config.model, &llm_context, options);
 

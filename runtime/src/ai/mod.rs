@@ -26,8 +26,8 @@ pub use openai_completions::OpenAiCompletionsProvider;
 pub use openai_responses::OpenAiResponsesProvider;
 pub use partial_json::parse_streaming_json;
 pub use provider::{
-    ApiProvider, LlmContext, PayloadHook, ProviderRegistry, StreamOptions, ToolSpec, empty_assistant_message,
-    error_stream,
+    ApiProvider, LlmContext, PayloadHook, ProviderRegistry, ProviderRetry, StreamOptions, ToolSpec,
+    empty_assistant_message, error_stream,
 };
 pub use replay::{NO_RESULT_TEXT, transform_messages};
 pub use scripted::{ScriptedBlock, ScriptedProvider, ScriptedRequest, ScriptedResponse};

@@ -35,6 +35,19 @@ pub struct LlmContext {
 /// `before_provider_request` event).
 pub type PayloadHook = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = Value> + Send>> + Send + Sync>;
 
+/// The vendor SDKs' own retry and timeout knobs (pi's `retry.provider` settings). `None` leaves the SDK's
+/// default: the idle timeout, the API's retry count, a 60 s longest server-requested wait.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProviderRetry {
+    /// How long to wait for a response to each attempt (`timeoutMs`).
+    pub timeout: Option<Duration>,
+    /// Retries after 408, 409, 429, 5xx or a failed connection (`maxRetries`).
+    pub max_retries: Option<u32>,
+    /// The longest wait a server may ask for (`retry-after`) before a retry; longer requests are ignored and
+    /// the SDK's own backoff is used (`maxRetryDelayMs`).
+    pub max_retry_delay: Option<Duration>,
+}
+
 /// Per-call options.
 #[derive(Clone, Default)]
 pub struct StreamOptions {
@@ -52,6 +65,7 @@ pub struct StreamOptions {
     pub idle_timeout: Option<Duration>,
     /// Rewrites the request body before it is sent.
     pub on_payload: Option<PayloadHook>,
+    pub retry: ProviderRetry,
 }
 
 impl std::fmt::Debug for StreamOptions {
@@ -66,6 +80,7 @@ impl std::fmt::Debug for StreamOptions {
             .field("headers", &self.headers.iter().map(|(name, _)| name).collect::<Vec<_>>())
             .field("idle_timeout", &self.idle_timeout)
             .field("on_payload", &self.on_payload.is_some())
+            .field("retry", &self.retry)
             .finish()
     }
 }

@@ -22,6 +22,8 @@ use crate::protocol::{AssistantMessage, AssistantMessageEvent, DoneReason, Error
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Retries after a retryable failure, as the OpenAI and Anthropic SDKs do by default.
 pub const DEFAULT_MAX_RETRIES: u32 = 2;
+/// The longest server-requested wait the SDKs honour before a retry (pi's `maxRetryDelayMs` default).
+pub const DEFAULT_MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 
 /// Abort while waiting for the response (the SDKs' `APIUserAbortError`).
 pub const ABORTED_BEFORE_RESPONSE: &str = "Request was aborted.";
@@ -42,20 +44,36 @@ pub struct HttpRequest {
     pub body: Vec<u8>,
     /// Retries after 408, 409, 429, 5xx or a failed connection.
     pub max_retries: u32,
+    /// How long the stream may stay silent.
     pub idle_timeout: Duration,
+    /// How long to wait for the response to each attempt.
+    pub response_timeout: Duration,
+    /// The longest server-requested wait honoured before a retry.
+    pub max_retry_delay: Duration,
 }
 
 impl HttpRequest {
-    /// A POST of `body` as JSON, with the call's idle timeout (or the SDK default).
+    /// A POST of `body` as JSON with the call's timeouts and retries: `sdk_retries` unless the call's
+    /// [`ProviderRetry`](super::provider::ProviderRetry) says otherwise.
     pub fn json(
         url: String,
         headers: HeaderMap,
         body: &serde_json::Value,
-        max_retries: u32,
-        idle_timeout: Option<Duration>,
+        sdk_retries: u32,
+        options: &super::provider::StreamOptions,
     ) -> Result<Self, String> {
         let body = serde_json::to_vec(body).map_err(|e| format!("could not serialize the request: {e}"))?;
-        Ok(Self { url, headers, body, max_retries, idle_timeout: idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT) })
+        let idle_timeout = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
+        let retry = options.retry;
+        Ok(Self {
+            url,
+            headers,
+            body,
+            max_retries: retry.max_retries.unwrap_or(sdk_retries),
+            idle_timeout,
+            response_timeout: retry.timeout.unwrap_or(idle_timeout),
+            max_retry_delay: retry.max_retry_delay.unwrap_or(DEFAULT_MAX_RETRY_DELAY),
+        })
     }
 }
 
@@ -281,7 +299,9 @@ pub fn http_client() -> Result<&'static reqwest::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            reqwest::Client::builder().no_proxy().build().map_err(|e| format!("could not create the HTTP client: {e}"))
+            // Proxies come from HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY (either case), as Node's
+            // environment proxy agent reads them for pi.
+            reqwest::Client::builder().build().map_err(|e| format!("could not create the HTTP client: {e}"))
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -320,11 +340,13 @@ async fn send(
         let sent = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(ABORTED_BEFORE_RESPONSE.into()),
-            sent = tokio::time::timeout(request.idle_timeout, attempt.send()) => sent,
+            sent = tokio::time::timeout(request.response_timeout, attempt.send()) => sent,
         };
         let server_delay = match sent {
             Ok(Ok(response)) if response.status().is_success() => return Ok(response),
-            Ok(Ok(response)) if retries_left > 0 && should_retry(&response) => server_retry_delay(response.headers()),
+            Ok(Ok(response)) if retries_left > 0 && should_retry(&response) => {
+                server_retry_delay(response.headers()).filter(|delay| *delay <= request.max_retry_delay)
+            }
             Ok(Ok(response)) => {
                 let status = response.status().as_u16();
                 let retry_after =

@@ -29,6 +29,8 @@ pub struct Reloaded {
     pub resources: Resources,
     pub prompt_builder: SystemPromptBuilder,
     pub session_settings: SessionSettings,
+    /// The SDK-level timeout and retries (`retry.provider`).
+    pub provider_retry: crate::ai::ProviderRetry,
     pub models: ModelCatalog,
     /// The `theme` setting.
     pub theme: Option<String>,
@@ -66,6 +68,7 @@ impl Reloader {
             resources,
             prompt_builder,
             session_settings,
+            provider_retry: super::setup::provider_retry(settings.value("retry")),
             models,
             theme: settings.string("theme").map(str::to_owned),
             warnings,

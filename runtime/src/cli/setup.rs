@@ -15,7 +15,7 @@ use super::settings::Settings;
 use crate::AgentDefinition;
 use crate::agent::{Agent, AgentOptions};
 use crate::agent_session::SessionSettings;
-use crate::ai::{Model, ProviderRegistry, default_registry};
+use crate::ai::{Model, ProviderRegistry, ProviderRetry, default_registry};
 use crate::extension::{ExtensionContext, ExtensionRunner, Extensions, declarative::hook_extensions};
 use crate::prompt::{SystemPromptBuilder, SystemPromptOptions, load_context_files};
 use crate::session::{SessionManager, coding_agent_convert_to_llm};
@@ -97,6 +97,7 @@ pub(super) fn prepare_in(
         steering_mode: defaults.steering_mode,
         follow_up_mode: defaults.follow_up_mode,
         idle_timeout: stream_idle_timeout(|name| std::env::var(name).ok()),
+        provider_retry: provider_retry(settings.value("retry")),
         convert_to_llm: Some(coding_agent_convert_to_llm()),
         ..AgentOptions::new(registry.clone())
     });
@@ -126,6 +127,23 @@ fn yaml_hooks(definition: &AgentDefinition, agent_dir: &Path) -> Result<Extensio
     }
     let resources_dir = super::embedded::unpack_embedded(agent_dir, &definition.name, &definition.resources);
     hook_extensions(&definition.hooks, resources_dir.as_deref()).map_err(CliError::Hooks)
+}
+
+/// pi's `retry.provider` settings (`timeoutMs`, `maxRetries`, `maxRetryDelayMs`; an old `retry.maxDelayMs`
+/// stands for `maxRetryDelayMs` when that is not set, as pi migrates it). Values that are not whole
+/// numbers are ignored.
+pub(super) fn provider_retry(retry: Option<&serde_json::Value>) -> ProviderRetry {
+    let Some(retry) = retry else { return ProviderRetry::default() };
+    let provider = retry.get("provider");
+    let whole = |key: &str| provider.and_then(|provider| provider.get(key)).and_then(serde_json::Value::as_u64);
+    let millis = |ms: u64| std::time::Duration::from_millis(ms);
+    ProviderRetry {
+        timeout: whole("timeoutMs").filter(|ms| *ms > 0).map(millis),
+        max_retries: whole("maxRetries").map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+        max_retry_delay: whole("maxRetryDelayMs")
+            .or_else(|| retry.get("maxDelayMs").and_then(serde_json::Value::as_u64))
+            .map(millis),
+    }
 }
 
 /// Environment variable: how long a model stream may stay silent before the request fails

@@ -20,6 +20,25 @@ fn the_stream_idle_timeout_comes_from_the_environment_when_valid() {
     assert_eq!(stream_idle_timeout(|_| None), None);
 }
 
+#[test]
+fn provider_retry_settings_are_read_as_pi_reads_them() {
+    use std::time::Duration;
+    let parse = |text: &str| provider_retry(Some(&serde_json::from_str::<Value>(text).expect("json")));
+    assert_eq!(provider_retry(None), ProviderRetry::default());
+    let all = parse(r#"{"provider": {"timeoutMs": 1500, "maxRetries": 0, "maxRetryDelayMs": 2000}}"#);
+    assert_eq!(all.timeout, Some(Duration::from_millis(1500)));
+    assert_eq!(all.max_retries, Some(0));
+    assert_eq!(all.max_retry_delay, Some(Duration::from_secs(2)));
+    // The old `retry.maxDelayMs` stands for `maxRetryDelayMs` only when that is not set.
+    assert_eq!(parse(r#"{"maxDelayMs": 5000}"#).max_retry_delay, Some(Duration::from_secs(5)));
+    assert_eq!(
+        parse(r#"{"maxDelayMs": 5000, "provider": {"maxRetryDelayMs": 100}}"#).max_retry_delay,
+        Some(Duration::from_millis(100))
+    );
+    let bad = parse(r#"{"provider": {"timeoutMs": "soon", "maxRetries": -1}}"#);
+    assert_eq!(bad, ProviderRetry::default(), "values that are not whole numbers are ignored");
+}
+
 struct Place {
     _dir: tempfile::TempDir,
     agent: PathBuf,

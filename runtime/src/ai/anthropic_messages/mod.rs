@@ -88,7 +88,7 @@ fn build_request(
         request_headers(model, context, options)?,
         &body,
         max_retries,
-        options.idle_timeout,
+        options,
     )
 }
 

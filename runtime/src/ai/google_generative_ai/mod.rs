@@ -89,7 +89,9 @@ fn build_request(
     max_retries: u32,
 ) -> Result<HttpRequest, String> {
     let body = build_body(model, context, options)?;
-    HttpRequest::json(request_url(model)?, request_headers(model, options)?, &body, max_retries, options.idle_timeout)
+    // pi hands `retry.provider` to the OpenAI and Anthropic SDKs only; the Gemini one keeps its defaults.
+    let sdk_options = StreamOptions { retry: Default::default(), ..options.clone() };
+    HttpRequest::json(request_url(model)?, request_headers(model, options)?, &body, max_retries, &sdk_options)
 }
 
 /// Content type, the API key (when given), then the model's and the call's headers.

@@ -82,7 +82,7 @@ fn build_request(
         request_headers(model, options)?,
         &body,
         max_retries,
-        options.idle_timeout,
+        options,
     )
 }
 

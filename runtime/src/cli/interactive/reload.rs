@@ -41,8 +41,17 @@ impl App {
             let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Reload, target_session_file: None };
             session.extensions().emit_session_shutdown(&shutdown).await;
             let event = match reloader.reload() {
-                Ok(Reloaded { resources, prompt_builder, session_settings, models, theme, warnings }) => {
+                Ok(Reloaded {
+                    resources,
+                    prompt_builder,
+                    session_settings,
+                    provider_retry,
+                    models,
+                    theme,
+                    warnings,
+                }) => {
                     session.set_settings(session_settings);
+                    session.agent().set_provider_retry(provider_retry);
                     session.set_prompt_builder(prompt_builder);
                     session.set_expander(Some(resources.clone().into_expander()));
                     UiEvent::Reloaded(Box::new(ReloadedScreen { resources, models, theme, warnings }))

@@ -149,3 +149,6 @@ async fn faults_end_print_mode_with_a_clear_error_and_exit_code_1() {
         assert!(started.elapsed().as_secs() < 10, "{api}: the stall was not cut short");
     }
 }
+
+mod proxy;
+mod retry_settings;
