@@ -93,6 +93,18 @@ impl Sandbox {
         self.run_env(binary, args, &[]).await
     }
 
+    /// Starts `binary` with `args` in the working directory (stdin from /dev/null, stdout and stderr piped)
+    /// and leaves it running, for tests that signal it.
+    pub fn spawn(&self, binary: &Path, args: &[&str]) -> tokio::process::Child {
+        let mut command = self.command(binary, args);
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        command.spawn().expect("agent starts")
+    }
+
     /// Like [`Sandbox::run`], with extra environment variables.
     pub async fn run_env(&self, binary: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut command = self.command(binary, args);

@@ -28,6 +28,7 @@ mod run_defaults;
 mod session_select;
 mod settings;
 mod setup;
+mod signals;
 mod text_match;
 pub mod yaml_commands;
 

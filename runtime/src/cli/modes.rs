@@ -11,11 +11,13 @@ use tokio_util::sync::CancellationToken;
 use super::args::OutputMode;
 use super::error::CliError;
 use super::setup::Prepared;
+use super::signals::{SETTLE_TIMEOUT, StopSignals};
 use super::yaml_commands::{YamlCommandOutcome, notify_request, run_command_definition, session_yaml_command};
 use crate::agent_session::{AgentSession, PromptOptions, SessionEventSink, SessionExtras};
 use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
 use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, SessionOnlyEvent, StopReason};
 use crate::session::SessionHeader;
+use std::time::Duration;
 
 /// Runs `messages` one after another in `mode` and returns the exit code.
 pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String>) -> Result<ExitCode, CliError> {
@@ -41,32 +43,34 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
     let runner = session.extensions();
     let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
     runner.emit_session_start(&start).await;
-    let (mut failure, mut prompted) = (None, false);
-    for message in messages {
-        // The YAML's commands run first, as pi runs extension commands; their output is shown here.
-        let (prompt, expand) = match session_yaml_command(&session, &commands, &message) {
-            None => (message, true),
-            Some((command, args)) => {
-                match run_command_definition(command, args, &tool_env, &CancellationToken::new()).await {
-                    YamlCommandOutcome::Prompt(text) => (text, false),
-                    YamlCommandOutcome::Show(output) => {
-                        show_output(json, &output);
-                        continue;
-                    }
-                    YamlCommandOutcome::Error(error) => {
-                        failure = Some(CliError::Command(error));
+    let mut signals = StopSignals::install().map_err(CliError::Runtime)?;
+    let stop = CancellationToken::new();
+    let run = run_messages(&session, &commands, &tool_env, messages, json, &stop);
+    tokio::pin!(run);
+    let (failure, prompted) = tokio::select! {
+        outcome = &mut run => outcome,
+        code = signals.next() => {
+            // Stop now: the abort ends the stream and kills running tools (and a running YAML command); what
+            // finished is saved on the way. The abort is repeated until the run ends, in case the signal came
+            // while a prompt was starting (a new prompt begins with fresh cancellation).
+            stop.cancel();
+            let settle = async {
+                loop {
+                    session.abort();
+                    if tokio::time::timeout(Duration::from_millis(100), &mut run).await.is_ok() {
                         break;
                     }
                 }
+            };
+            tokio::select! {
+                _ = tokio::time::timeout(SETTLE_TIMEOUT, settle) => {}
+                code = signals.next() => return Ok(ExitCode::from(code)),
             }
-        };
-        prompted = true;
-        let options = PromptOptions { expand, ..PromptOptions::default() };
-        if let Err(error) = session.prompt_with(prompt, options).await {
-            failure = Some(CliError::Agent(error.to_string()));
-            break;
+            let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Quit, target_session_file: None };
+            runner.emit_session_shutdown(&shutdown).await;
+            return Ok(ExitCode::from(code));
         }
-    }
+    };
     let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Quit, target_session_file: None };
     runner.emit_session_shutdown(&shutdown).await;
     if let Some(error) = failure {
@@ -101,6 +105,42 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
         write_raw(&out);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs each message in turn (a YAML command, or a prompt); stops at the first failure or once `stop` is
+/// cancelled (which also cancels a running command). Returns the failure and whether any prompt ran.
+async fn run_messages(
+    session: &AgentSession,
+    commands: &[crate::definition::CommandDefinition],
+    tool_env: &crate::tools::ToolEnvironment,
+    messages: Vec<String>,
+    json: bool,
+    stop: &CancellationToken,
+) -> (Option<CliError>, bool) {
+    let mut prompted = false;
+    for message in messages {
+        if stop.is_cancelled() {
+            break;
+        }
+        // The YAML's commands run first, as pi runs extension commands; their output is shown here.
+        let (prompt, expand) = match session_yaml_command(session, commands, &message) {
+            None => (message, true),
+            Some((command, args)) => match run_command_definition(command, args, tool_env, stop).await {
+                YamlCommandOutcome::Prompt(text) => (text, false),
+                YamlCommandOutcome::Show(output) => {
+                    show_output(json, &output);
+                    continue;
+                }
+                YamlCommandOutcome::Error(error) => return (Some(CliError::Command(error)), prompted),
+            },
+        };
+        prompted = true;
+        let options = PromptOptions { expand, ..PromptOptions::default() };
+        if let Err(error) = session.prompt_with(prompt, options).await {
+            return (Some(CliError::Agent(error.to_string())), prompted);
+        }
+    }
+    (None, prompted)
 }
 
 /// The prepared agent bound to its session file, with the extensions, the prompt builder and prompt

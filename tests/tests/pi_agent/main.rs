@@ -284,3 +284,5 @@ async fn tools_flags_and_api_key_shape_the_request() {
     assert!(stderr(&output).contains("unknown tool \"teleport\""), "{}", stderr(&output));
     assert_eq!(mock.requests()[3].body["tools"].as_array().map(Vec::len), Some(1));
 }
+
+mod signals;
