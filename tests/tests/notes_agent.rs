@@ -202,6 +202,55 @@ async fn clear_notes_asks_in_a_dialog_and_only_yes_removes_the_notes() {
     assert_eq!(agent.wait_exit(), 0);
 }
 
+/// The same dialog over RPC: the client gets pi's `extension_ui_request` (confirm) and answers with an
+/// `extension_ui_response`; a cancelled answer keeps the notes, a confirmed one removes them and sets a status.
+#[tokio::test(flavor = "multi_thread")]
+async fn clear_notes_over_rpc_asks_the_client_and_follows_its_answer() {
+    let mock = server(json!({"responses": []})).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let notes = "# Notes\n\n- Ship v2 on Friday #release\n- Call the printer\n";
+    sandbox.write("NOTES.md", notes);
+    let agent_dir = sandbox.agent_dir().to_string_lossy().into_owned();
+    let args = ["--provider", "mock", "--model", "m", "--no-session"];
+    let mut rpc = sandbox.spawn_rpc_env(&notes_binary(), &args, &[("NOTES_AGENT_DIR", &agent_dir)]);
+    for (number, answer) in [json!({"cancelled": true}), json!({"confirmed": true})].into_iter().enumerate() {
+        rpc.send(json!({"type": "prompt", "id": format!("p{number}"), "message": "/clear-notes"})).await;
+        let request = rpc.until(|line| line["type"] == "extension_ui_request" && line["method"] == "confirm").await;
+        assert_eq!(request["title"], "Clear notes");
+        assert!(request["message"].as_str().is_some_and(|text| text.contains("Remove all 2 notes")), "{request}");
+        let mut response = json!({"type": "extension_ui_response", "id": request["id"].clone()});
+        for (key, value) in answer.as_object().expect("an object") {
+            response[key] = value.clone();
+        }
+        rpc.send(response).await;
+        let said = rpc.until(|line| line["method"] == "notify").await;
+        let left = std::fs::read_to_string(sandbox.work_dir().join("NOTES.md")).expect("notes");
+        if number == 0 {
+            assert_eq!(said["message"], "The notes were kept.");
+            assert_eq!(left, notes);
+        } else {
+            assert_eq!(
+                (said["message"].clone(), said["notifyType"].clone()),
+                (json!("Removed 2 notes."), json!("warning"))
+            );
+            let status = rpc.until(|line| line["method"] == "setStatus").await;
+            assert_eq!(
+                (status["statusKey"].clone(), status["statusText"].clone()),
+                (json!("notes"), json!("notes: none"))
+            );
+            assert_eq!(left, "# Notes\n\n");
+        }
+    }
+    // A dialog still open when stdin ends is cancelled: the agent exits and keeps the notes.
+    sandbox.write("NOTES.md", notes);
+    rpc.send(json!({"type": "prompt", "id": "p2", "message": "/clear-notes"})).await;
+    rpc.until(|line| line["method"] == "confirm").await;
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+    assert_eq!(std::fs::read_to_string(sandbox.work_dir().join("NOTES.md")).expect("notes"), notes);
+    assert!(mock.requests().is_empty(), "the command never reached the model");
+}
+
 /// A Rust extension's command acting on the session: `/review-notes` starts a new session (the screen
 /// empties, the earlier one stays on disk) whose first prompt holds the notes.
 #[tokio::test(flavor = "multi_thread")]

@@ -407,3 +407,48 @@ async fn sessions_fork_clone_switch_and_start_anew() {
     let original_lines = std::fs::read_to_string(&original).expect("original").lines().count();
     assert_eq!(original_lines, 7, "header, model, thinking, four messages: the original is untouched");
 }
+
+/// Settings changed over RPC are written to the agent dir's settings.json as pi 0.73.1 writes them (the same
+/// commands against pi give this file byte for byte), and the next run starts from them.
+#[tokio::test(flavor = "multi_thread")]
+async fn settings_changed_over_rpc_are_saved_as_pi_saves_them_and_the_next_run_uses_them() {
+    let mock = server(json!([])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let models = json!({"providers": {"mock": {
+        "baseUrl": mock.base_url(), "api": "openai-completions", "apiKey": "mock-key",
+        "models": [{"id": "m", "name": "M", "reasoning": true}, {"id": "m2", "name": "M2", "reasoning": true}]
+    }}});
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).expect("models.json");
+    let settings_path = sandbox.agent_dir().join("settings.json");
+    std::fs::write(&settings_path, r#"{"theme":"dark","retry":{"maxRetries":5}}"#).expect("settings");
+    let mut rpc = start(&sandbox);
+    for (id, command) in [
+        ("t", json!({"type": "set_thinking_level", "level": "high"})),
+        ("s", json!({"type": "set_steering_mode", "mode": "all"})),
+        ("f", json!({"type": "set_follow_up_mode", "mode": "all"})),
+        ("c", json!({"type": "set_auto_compaction", "enabled": false})),
+        ("r", json!({"type": "set_auto_retry", "enabled": false})),
+        ("m", json!({"type": "set_model", "provider": "mock", "modelId": "m2"})),
+    ] {
+        let reply = rpc.call(id, command).await;
+        assert_eq!(reply["success"], true, "{reply}");
+    }
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+    let written = std::fs::read_to_string(&settings_path).expect("settings");
+    let pi_wrote = "{\n  \"theme\": \"dark\",\n  \"retry\": {\n    \"maxRetries\": 5,\n    \"enabled\": false\n  },\n  \
+                    \"defaultThinkingLevel\": \"high\",\n  \"steeringMode\": \"all\",\n  \"followUpMode\": \"all\",\n  \
+                    \"compaction\": {\n    \"enabled\": false\n  },\n  \"defaultProvider\": \"mock\",\n  \
+                    \"defaultModel\": \"m2\"\n}";
+    assert_eq!(written, pi_wrote);
+
+    // Without --model the next run takes the saved model, thinking level and queue modes.
+    let mut next = sandbox.spawn_rpc(&agent_binary("pi"), &[]);
+    let state = next.call("g", json!({"type": "get_state"})).await;
+    let data = &state["data"];
+    assert_eq!((data["model"]["id"].clone(), data["thinkingLevel"].clone()), (json!("m2"), json!("high")));
+    assert_eq!((data["steeringMode"].clone(), data["followUpMode"].clone()), (json!("all"), json!("all")));
+    assert_eq!(data["autoCompactionEnabled"], false);
+    let (code, _) = next.close().await;
+    assert_eq!(code, Some(0));
+}

@@ -1,5 +1,6 @@
 //! The notes agent's commands, from a Rust extension: `/clear-notes` removes every note after the person
-//! confirms it in a dialog (without a person to ask, as in print mode, nothing is removed); `/review-notes`
+//! confirms it in a dialog (without a person to ask, as in print mode, nothing is removed) and says so in the
+//! footer's status; `/review-notes`
 //! starts a new session whose first prompt asks the model to review the notes.
 
 use pi_runtime::extension::{Extension, ExtensionContext, ExtensionError, ExtensionRegistrar, NotifyLevel};
@@ -68,5 +69,6 @@ async fn clear(file: &NoteFile, ctx: &ExtensionContext) -> Result<(), ExtensionE
     }
     let removed = file.clear().map_err(|error| ExtensionError::new(error.to_string()))?;
     ctx.notify(&format!("Removed {removed} notes."), NotifyLevel::Warning);
+    ctx.set_status("notes", Some("notes: none"));
     Ok(())
 }

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use super::AgentSession;
 use super::link::lock;
+use super::{AgentSession, Preference};
+use crate::agent::QueueMode;
 use crate::ai::catalog::{
     ThinkingLevelMap, builtin_thinking_level_map, clamp_thinking_level, supported_thinking_levels,
 };
@@ -68,7 +69,20 @@ impl AgentSession {
         self.apply_thinking_level(level, map)
     }
 
-    /// `level` clamped to the current model (with its thinking map), applied and recorded when it changes.
+    /// How steering messages are delivered from now on (remembered for later runs).
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.agent.set_steering_mode(mode);
+        self.remember(Preference::SteeringMode(mode));
+    }
+
+    /// How follow-up messages are delivered from now on (remembered for later runs).
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.agent.set_follow_up_mode(mode);
+        self.remember(Preference::FollowUpMode(mode));
+    }
+
+    /// `level` clamped to the current model (with its thinking map), applied and recorded when it changes; as
+    /// in pi, a change is remembered unless it is only a model that cannot think falling back to `off`.
     fn apply_thinking_level(
         &self,
         level: ThinkingLevel,
@@ -82,6 +96,9 @@ impl AgentSession {
         if level != state.thinking_level {
             self.agent.set_thinking_level(level);
             self.manager().append_thinking_level_change(level.as_str())?;
+            if state.model.as_ref().is_none_or(|model| model.reasoning) || level != ThinkingLevel::Off {
+                self.remember(Preference::ThinkingLevel(level));
+            }
         }
         Ok(level)
     }
@@ -101,6 +118,10 @@ impl AgentSession {
         self.agent.set_api_key(api_key.clone());
         *lock(&self.api_key) = api_key;
         self.manager().append_model_change(&model.provider, &model.id)?;
+        // A model restored from a session is not a new choice.
+        if source != ModelSelectSource::Restore {
+            self.remember(Preference::Model { provider: model.provider.clone(), id: model.id.clone() });
+        }
         let preferred = *lock(&self.thinking_preference);
         let level = self.apply_thinking_level(preferred, map)?;
         if self.runner.has_handlers(EventKind::ModelSelect) {
@@ -136,6 +157,7 @@ impl AgentSession {
     /// Turns automatic compaction (threshold and overflow) on or off for this session.
     pub fn set_auto_compaction(&self, enabled: bool) {
         self.settings_mut().compaction.enabled = enabled;
+        self.remember(Preference::AutoCompaction(enabled));
     }
 
     pub fn auto_compaction_enabled(&self) -> bool {
@@ -145,6 +167,7 @@ impl AgentSession {
     /// Turns automatic retries of failed requests on or off for this session.
     pub fn set_auto_retry(&self, enabled: bool) {
         self.settings_mut().retry.enabled = enabled;
+        self.remember(Preference::AutoRetry(enabled));
     }
 
     pub fn auto_retry_enabled(&self) -> bool {

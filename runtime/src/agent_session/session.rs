@@ -77,6 +77,8 @@ pub struct AgentSession {
     cancel: Mutex<CancellationToken>,
     /// A model (and its key) to write summaries with instead of the agent's (e.g. a cheaper one).
     summary_model: Mutex<Option<(Model, Option<String>)>>,
+    /// Where the user's choices are kept across runs, if anywhere.
+    preferences: Mutex<Option<super::PreferenceStoreHandle>>,
     _events: Subscription,
 }
 
@@ -167,6 +169,7 @@ impl AgentSession {
             require_api_key,
             cancel: Mutex::new(CancellationToken::new()),
             summary_model: Mutex::new(None),
+            preferences: Mutex::new(None),
             _events: events,
         })
     }
@@ -211,6 +214,20 @@ impl AgentSession {
 
     pub(super) fn settings_mut(&self) -> MutexGuard<'_, SessionSettings> {
         lock(&self.settings)
+    }
+
+    /// Keeps the user's later choices (model, thinking level, queue modes, auto-compaction, auto-retry) in
+    /// `store`.
+    pub fn set_preference_store(&self, store: Option<super::PreferenceStoreHandle>) {
+        *lock(&self.preferences) = store;
+    }
+
+    /// Tells the preference store, if any, of a choice the user made.
+    pub(super) fn remember(&self, preference: super::Preference) {
+        let store = lock(&self.preferences).clone();
+        if let Some(store) = store {
+            store.save(preference);
+        }
     }
 
     /// Replaces the retry and compaction settings (the settings files were read again).

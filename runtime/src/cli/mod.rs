@@ -27,6 +27,7 @@ pub mod rpc;
 mod run_defaults;
 mod session_select;
 mod settings;
+mod settings_store;
 mod setup;
 mod signals;
 mod text_match;

@@ -1,6 +1,7 @@
 //! Choosing the model as pi does: `--model` (with `--provider`, `provider/id`, `:<thinking>`,
-//! fuzzy matching, custom ids for a known provider), else the agent's default, else the first
-//! model with a key from pi's default-per-provider list, else any model with a key.
+//! fuzzy matching, custom ids for a known provider), else the model the user chose last (settings
+//! `defaultProvider` / `defaultModel`, when it exists and has a key), else the agent's default, else the
+//! first model with a key from pi's default-per-provider list, else any model with a key.
 
 use std::path::Path;
 
@@ -22,6 +23,8 @@ pub struct ModelRequest<'a> {
     /// The agent's default provider and model.
     pub default_provider: Option<&'a str>,
     pub default_model: Option<&'a str>,
+    /// The model the user chose last (settings `defaultProvider` / `defaultModel`).
+    pub saved: Option<(&'a str, &'a str)>,
 }
 
 /// How the model was chosen.
@@ -30,6 +33,8 @@ pub struct ModelRequest<'a> {
 pub enum ModelSource {
     /// Named by `--model` or `--provider`.
     Flags,
+    /// The model the user chose last (settings).
+    Saved,
     /// The agent's default.
     AgentDefault,
     /// Picked among the models that have a key.
@@ -74,6 +79,12 @@ pub fn select_model(
     if let Some(provider) = request.provider {
         // pi ignores --provider without --model; here it selects that provider's default model.
         return provider_default(models, provider, ModelSource::Flags);
+    }
+    // Like pi, a saved choice counts only while its model exists and has a key; otherwise it is passed over.
+    if let Some((provider, id)) = request.saved
+        && let Some(found) = registry.find(provider, id).filter(|found| has_auth(&found.model.provider))
+    {
+        return Ok(ModelChoice::new(found, ModelSource::Saved));
     }
     let mut warnings = Vec::new();
     let default = match (request.default_provider, request.default_model) {

@@ -17,7 +17,14 @@ fn registry() -> ModelRegistry {
 }
 
 fn request<'a>(provider: Option<&'a str>, model: Option<&'a str>) -> ModelRequest<'a> {
-    ModelRequest { agent_dir: Path::new("/agent"), provider, model, default_provider: None, default_model: None }
+    ModelRequest {
+        agent_dir: Path::new("/agent"),
+        provider,
+        model,
+        default_provider: None,
+        default_model: None,
+        saved: None,
+    }
 }
 
 fn pick(provider: Option<&str>, model: Option<&str>, keyed: &[&str]) -> Result<ModelChoice, CliError> {
@@ -118,6 +125,22 @@ fn agent_defaults_come_before_availability() {
     let choice = select(Some("gone"), Some("x")).expect("falls back");
     assert_eq!(reference(&choice), "groq/openai/gpt-oss-120b");
     assert!(choice.warnings[0].contains("default"), "{:?}", choice.warnings);
+}
+
+#[test]
+fn the_saved_choice_comes_before_the_agent_default_while_it_has_a_key() {
+    let registry = registry();
+    let select = |saved: Option<(&str, &str)>, keyed: &'static str| {
+        let request =
+            ModelRequest { default_provider: Some("mock"), default_model: Some("m"), saved, ..request(None, None) };
+        select_model(&registry, &|p| p == keyed || p == "mock", &request)
+    };
+    let choice = select(Some(("groq", "openai/gpt-oss-120b")), "groq").expect("saved");
+    assert_eq!((reference(&choice), choice.source), ("groq/openai/gpt-oss-120b".to_owned(), ModelSource::Saved));
+    assert_eq!(reference(&select(Some(("groq", "openai/gpt-oss-120b")), "none").expect("default")), "mock/m");
+    assert_eq!(reference(&select(Some(("mock", "gone")), "none").expect("default")), "mock/m");
+    let flags = ModelRequest { saved: Some(("groq", "openai/gpt-oss-120b")), ..request(None, Some("mock/m-think")) };
+    assert_eq!(reference(&select_model(&registry, &|_| true, &flags).expect("flags")), "mock/m-think");
 }
 
 fn write_agent_dir(models_json: &str, auth_json: Option<&str>) -> tempfile::TempDir {

@@ -166,6 +166,8 @@ pub(super) fn open_session(prepared: Prepared, emit: SessionEventSink) -> Result
     if let Some((model, key)) = prepared.summary_model {
         session.set_summary_model(Some((model, Some(key))));
     }
+    // The user's later choices (model, thinking level, queue modes, ...) are kept as pi keeps them.
+    session.set_preference_store(Some(Arc::new(super::settings_store::SettingsFileStore::new(&prepared.agent_dir))));
     Ok(session)
 }
 

@@ -47,6 +47,7 @@ pub fn resolve_model(
         model: args.model.as_deref(),
         default_provider: definition.default_provider.as_deref(),
         default_model: definition.default_model.as_deref(),
+        saved: settings.string("defaultProvider").zip(settings.string("defaultModel")),
     };
     let choice = select_model(&registry, &|provider| keys.has_auth(provider), &request)?;
     for warning in &choice.warnings {

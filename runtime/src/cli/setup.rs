@@ -39,6 +39,8 @@ pub struct Prepared {
     /// Rebuilds the system prompt when the active tools change.
     pub prompt_builder: SystemPromptBuilder,
     pub cwd: PathBuf,
+    /// The agent directory (settings, sessions, auth).
+    pub agent_dir: PathBuf,
     /// Where commands run (the user's own `bash` over RPC): shell, command prefix, bin dir.
     pub tool_env: ToolEnvironment,
 }
@@ -116,6 +118,7 @@ pub(super) fn prepare_in(
         extensions,
         prompt_builder: prompt,
         cwd: cwd.to_path_buf(),
+        agent_dir: agent_dir.to_path_buf(),
         tool_env: environment.clone(),
     })
 }

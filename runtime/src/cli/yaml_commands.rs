@@ -9,12 +9,13 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::AgentDefinition;
 use crate::agent_session::AgentSession;
 use crate::definition::{CommandAction, CommandDefinition};
+use crate::extension::{NotifyLevel, UiRequest};
 use crate::prompt::{parse_command_args, substitute_args};
 use crate::tools::ToolEnvironment;
 use crate::tools::bash::{BashOutput, RunOptions, ShellCommand, run_command_with, with_command_prefix};
@@ -132,8 +133,8 @@ pub fn session_yaml_command<'c, 't>(
 /// pi's fire-and-forget `notify` request: how json and rpc modes show a command's output.
 pub fn notify_request(message: &str, error: bool) -> Value {
     let id = uuid::Uuid::new_v4().to_string();
-    let kind = if error { "error" } else { "info" };
-    json!({"type": "extension_ui_request", "id": id, "method": "notify", "message": message, "notifyType": kind})
+    let level = if error { NotifyLevel::Error } else { NotifyLevel::Info };
+    super::rpc::ui::request_line(&id, &UiRequest::Notify { message: message.to_owned(), level })
 }
 
 /// An error naming the required arguments not given, with the usage line.

@@ -28,4 +28,4 @@ pub use results::*;
 pub use runner::{BeforeAgentStartOutcome, ExtensionErrorEvent, ExtensionErrorSink, ExtensionRunner, Extensions};
 pub use session_actions::{SessionAction, SessionActions, SessionActionsHandle};
 pub use session_events::*;
-pub use ui::{ExtensionUi, ExtensionUiHandle, NotifyLevel, UiRequest, UiResponse};
+pub use ui::{ExtensionUi, ExtensionUiHandle, NotifyLevel, UiRequest, UiResponse, WidgetPlacement};

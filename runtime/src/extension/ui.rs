@@ -1,7 +1,8 @@
 //! Dialogs an extension can open with the person using the agent: pick one of several options, confirm,
-//! type a line, edit a text, or just be told something. Interactive mode shows them in the terminal; modes
-//! without a person (print, json) answer at once with the cancelled answer, as pi's do. RPC mode will carry
-//! the same requests as `extension_ui_request`.
+//! type a line, edit a text, or just be told something; and the screen parts it may set: a status in the
+//! footer, a widget of lines by the editor, the terminal's title, the editor's text. Interactive mode shows
+//! them in the terminal; RPC mode sends them to its client as `extension_ui_request` lines; modes without
+//! a person (print, json) answer dialogs at once with the cancelled answer and ignore the rest, as pi's do.
 
 use std::sync::Arc;
 
@@ -22,6 +23,40 @@ pub enum UiRequest {
     Editor { title: String, prefill: String },
     /// A message; nothing is answered.
     Notify { message: String, level: NotifyLevel },
+    /// A status shown in the footer under `key` (`None` removes it); nothing is answered.
+    SetStatus { key: String, text: Option<String> },
+    /// Lines shown by the editor under `key` (`None` removes them); nothing is answered.
+    SetWidget { key: String, lines: Option<Vec<String>>, placement: WidgetPlacement },
+    /// The terminal's title; nothing is answered.
+    SetTitle { title: String },
+    /// Replaces the editor's text; nothing is answered.
+    SetEditorText { text: String },
+}
+
+impl UiRequest {
+    /// Whether the request waits for the person's answer (a dialog), rather than only showing something.
+    pub fn is_dialog(&self) -> bool {
+        matches!(self, Self::Select { .. } | Self::Confirm { .. } | Self::Input { .. } | Self::Editor { .. })
+    }
+}
+
+/// Where a widget's lines go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WidgetPlacement {
+    #[default]
+    AboveEditor,
+    BelowEditor,
+}
+
+impl WidgetPlacement {
+    /// The wire name (`aboveEditor`, `belowEditor`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AboveEditor => "aboveEditor",
+            Self::BelowEditor => "belowEditor",
+        }
+    }
 }
 
 /// How a notification is shown.
@@ -104,8 +139,33 @@ impl ExtensionContext {
 
     /// Shows a message (nothing happens when nobody can be told).
     pub fn notify(&self, message: &str, level: NotifyLevel) {
+        self.show(UiRequest::Notify { message: message.to_owned(), level });
+    }
+
+    /// Shows `text` in the footer under `key`; `None` removes it.
+    pub fn set_status(&self, key: &str, text: Option<&str>) {
+        self.show(UiRequest::SetStatus { key: key.to_owned(), text: text.map(str::to_owned) });
+    }
+
+    /// Shows `lines` by the editor under `key`; `None` removes them.
+    pub fn set_widget(&self, key: &str, lines: Option<Vec<String>>, placement: WidgetPlacement) {
+        self.show(UiRequest::SetWidget { key: key.to_owned(), lines, placement });
+    }
+
+    /// Sets the terminal's title.
+    pub fn set_title(&self, title: &str) {
+        self.show(UiRequest::SetTitle { title: title.to_owned() });
+    }
+
+    /// Replaces the text in the person's editor.
+    pub fn set_editor_text(&self, text: &str) {
+        self.show(UiRequest::SetEditorText { text: text.to_owned() });
+    }
+
+    /// Sends a request that waits for no answer (nothing happens when nobody can be told).
+    fn show(&self, request: UiRequest) {
         if let Some(ui) = self.ui_handle() {
-            drop(ui.request(UiRequest::Notify { message: message.to_owned(), level }));
+            drop(ui.request(request));
         }
     }
 }
@@ -153,8 +213,21 @@ mod tests {
         assert_eq!(context.edit_text("Edit", "draft").await.as_deref(), Some("edited"));
         assert_eq!(context.input("Name", None).await, None);
         context.notify("done", NotifyLevel::Warning);
+        context.set_status("build", Some("green"));
+        context.set_widget("todo", Some(vec!["one".into()]), WidgetPlacement::BelowEditor);
+        context.set_title("pi-gen");
+        context.set_editor_text("draft");
         let asked = ui.asked.lock().expect("lock");
-        assert_eq!(asked.len(), 5);
+        assert_eq!(asked.len(), 9);
         assert_eq!(asked[4], UiRequest::Notify { message: "done".into(), level: NotifyLevel::Warning });
+        assert_eq!(asked[5], UiRequest::SetStatus { key: "build".into(), text: Some("green".into()) });
+        let widget = UiRequest::SetWidget {
+            key: "todo".into(),
+            lines: Some(vec!["one".into()]),
+            placement: WidgetPlacement::BelowEditor,
+        };
+        assert_eq!(asked[6], widget);
+        assert_eq!(asked[8], UiRequest::SetEditorText { text: "draft".into() });
+        assert!(asked[..4].iter().all(UiRequest::is_dialog) && !asked[4..].iter().any(UiRequest::is_dialog));
     }
 }

@@ -10,7 +10,7 @@ use std::time::Instant;
 use pi_tui::editor::Editor;
 use pi_tui::renderer::{DiffRenderer, ScreenMode};
 use pi_tui::terminal::ProcessTerminal;
-use pi_tui::text::wrap_text;
+use pi_tui::text::{truncate_to_width, wrap_text};
 use pi_tui::{ColorDepth, Role, Theme};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
@@ -25,6 +25,7 @@ use crate::agent_session::AgentSession;
 use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::pending_queue::PendingQueue;
 use crate::cli::resources::Resources;
+use crate::extension::WidgetPlacement;
 use crate::protocol::AgentEvent;
 use crate::tools::ToolEnvironment;
 
@@ -69,6 +70,10 @@ pub struct App {
     /// Fullscreen: how many lines the conversation is scrolled up from its end.
     pub(super) scroll: usize,
     pub(super) screen_height: usize,
+    /// Extensions' footer statuses, by key.
+    pub(super) statuses: std::collections::BTreeMap<String, String>,
+    /// Extensions' widgets (lines by the editor), by key.
+    pub(super) widgets: std::collections::BTreeMap<String, (Vec<String>, WidgetPlacement)>,
     /// The footer as last drawn: width, lines, whether the model thinks.
     footer_cache: Option<(usize, Vec<String>, bool)>,
 }
@@ -130,6 +135,8 @@ impl App {
             scroll: 0,
             screen_height: 24,
             footer_cache: None,
+            statuses: Default::default(),
+            widgets: Default::default(),
         }
     }
 
@@ -310,12 +317,28 @@ impl App {
         }
         let (footer_lines, thinking) = self.footer_lines(width);
         self.editor.set_border_color(if thinking { Role::BorderAccent } else { Role::Border });
+        lines.extend(self.widget_lines(WidgetPlacement::AboveEditor, width));
         match &mut self.overlay {
             Some(overlay) => lines.extend(overlay.render(width, &self.theme)),
             None => lines.extend(self.editor.render(width)),
         }
+        lines.extend(self.widget_lines(WidgetPlacement::BelowEditor, width));
         lines.extend(footer_lines);
+        if !self.statuses.is_empty() {
+            let statuses: Vec<&str> = self.statuses.values().map(String::as_str).collect();
+            let line = truncate_to_width(&statuses.join("  "), width, "…");
+            lines.push(self.theme.fg(Role::Muted, &line));
+        }
         lines
+    }
+
+    /// The extensions' widget lines for one place, each cut to the width.
+    fn widget_lines(&self, placement: WidgetPlacement, width: usize) -> Vec<String> {
+        self.widgets
+            .values()
+            .filter(|(_, place)| *place == placement)
+            .flat_map(|(lines, _)| lines.iter().map(|line| truncate_to_width(line, width, "…")))
+            .collect()
     }
 
     /// The footer's lines and whether the model thinks, kept until something they show may have changed

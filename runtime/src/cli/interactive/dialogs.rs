@@ -69,6 +69,13 @@ impl TextDialog {
 impl App {
     /// Shows a dialog; one that arrives while another is open waits its turn.
     pub(super) fn open_dialog(&mut self, dialog: DialogRequest) {
+        if !dialog.request.is_dialog() {
+            let DialogRequest { request, reply } = dialog;
+            self.show_ui_part(request);
+            let _ = reply.send(UiResponse::Done);
+            self.dirty = true;
+            return;
+        }
         if self.overlay.is_some() {
             self.waiting_dialogs.push_back(dialog);
             return;
@@ -102,6 +109,18 @@ impl App {
                 let hint = "enter: done, shift+enter: new line, esc: cancel".to_owned();
                 Some(Overlay::Text(TextDialog { title, hint, editor, reply: Some(reply) }))
             }
+            other => {
+                self.show_ui_part(other);
+                let _ = reply.send(UiResponse::Done);
+                None
+            }
+        };
+        self.dirty = true;
+    }
+
+    /// A request that only shows something: a notice, a footer status, a widget, the title, the editor's text.
+    fn show_ui_part(&mut self, request: UiRequest) {
+        match request {
             UiRequest::Notify { message, level } => {
                 let role = match level {
                     NotifyLevel::Error => Role::Error,
@@ -109,11 +128,27 @@ impl App {
                     _ => Role::Accent,
                 };
                 self.transcript.notice(message, role);
-                let _ = reply.send(UiResponse::Done);
-                None
             }
-        };
-        self.dirty = true;
+            UiRequest::SetStatus { key, text: Some(text) } => {
+                self.statuses.insert(key, text);
+            }
+            UiRequest::SetStatus { key, text: None } => {
+                self.statuses.remove(&key);
+            }
+            UiRequest::SetWidget { key, lines: Some(lines), placement } => {
+                self.widgets.insert(key, (lines, placement));
+            }
+            UiRequest::SetWidget { key, lines: None, .. } => {
+                self.widgets.remove(&key);
+            }
+            UiRequest::SetTitle { title } => {
+                // OSC 0 sets the window and tab title; control characters would end it early.
+                let title: String = title.chars().filter(|c| !c.is_control()).collect();
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("\x1b]0;{title}\x07").as_bytes());
+            }
+            UiRequest::SetEditorText { text } => self.editor.set_text(&text),
+            _ => {}
+        }
     }
 
     /// A key while a choice dialog is open; returns the dialog when it stays open.

@@ -132,14 +132,14 @@ impl Rpc {
             RpcCommand::CycleThinkingLevel => self.cycle_thinking_level(id),
             RpcCommand::SetSteeringMode { mode } => match parse_queue_mode(&mode) {
                 Ok(mode) => {
-                    session.agent().set_steering_mode(mode);
+                    session.set_steering_mode(mode);
                     RpcReply::ok(id, "set_steering_mode")
                 }
                 Err(error) => RpcReply::failure(id, Some("set_steering_mode"), error),
             },
             RpcCommand::SetFollowUpMode { mode } => match parse_queue_mode(&mode) {
                 Ok(mode) => {
-                    session.agent().set_follow_up_mode(mode);
+                    session.set_follow_up_mode(mode);
                     RpcReply::ok(id, "set_follow_up_mode")
                 }
                 Err(error) => RpcReply::failure(id, Some("set_follow_up_mode"), error),
@@ -205,7 +205,7 @@ impl Rpc {
                     Err(error) => RpcReply::failure(id, Some("export_html"), error),
                 }
             }
-            // An answer to a dialog; this agent opens none, so there is nothing to answer it to.
+            // Answers to dialogs are taken off stdin before dispatch; one that gets here answers nothing.
             RpcCommand::Unsupported(kind) if kind == "extension_ui_response" => return None,
             RpcCommand::Unsupported(kind) => {
                 let error = format!("`{kind}` is not available in this agent's RPC mode yet");

@@ -8,6 +8,7 @@ mod dispatch;
 pub(in crate::cli) mod export;
 mod prompt_run;
 mod state;
+pub(in crate::cli) mod ui;
 pub(in crate::cli) mod user_bash;
 
 use std::io::BufRead;
@@ -35,6 +36,8 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
     let emit: SessionEventSink = Arc::new(|event: &SessionOnlyEvent| write_json(event));
     let resources = prepared.resources.clone();
     let tool_env = prepared.tool_env.clone();
+    let dialogs = ui::PendingDialogs::default();
+    prepared.extensions.set_ui(Arc::new(ui::RpcUi { pending: dialogs.clone() }));
     let session = Rc::new(open_session(prepared, emit)?);
     let pending = Arc::new(PendingQueue::default());
     let watcher = pending.clone();
@@ -46,7 +49,7 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
     });
     let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
     session.extensions().emit_session_start(&start).await;
-    let mut lines = read_stdin_lines();
+    let mut lines = read_stdin_lines(dialogs);
     let rpc = Rpc::new(session.clone(), pending, resources, models, tool_env, agent_name);
     let local = tokio::task::LocalSet::new();
     local
@@ -63,17 +66,23 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
 }
 
 /// Stdin split at line feeds (strictly: a U+2028 inside a JSON string is not a line break), read on its own
-/// thread so a blocking read never stalls the agent. The last line counts even without a line feed.
-fn read_stdin_lines() -> mpsc::UnboundedReceiver<String> {
+/// thread so a blocking read never stalls the agent. The last line counts even without a line feed. Answers
+/// to extension dialogs are taken here, so they arrive while the command that asked is still handled.
+fn read_stdin_lines(dialogs: ui::PendingDialogs) -> mpsc::UnboundedReceiver<String> {
     let (sender, receiver) = mpsc::unbounded_channel();
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
         for line in stdin.lock().split(b'\n') {
             let Ok(bytes) = line else { break };
-            if sender.send(String::from_utf8_lossy(&bytes).into_owned()).is_err() {
+            let line = String::from_utf8_lossy(&bytes).into_owned();
+            if dialogs.take_response(&line) {
+                continue;
+            }
+            if sender.send(line).is_err() {
                 break;
             }
         }
+        dialogs.cancel_all();
     });
     receiver
 }
