@@ -2,6 +2,7 @@
 //! loop: session persistence, auto-retry, auto and manual compaction, and tree navigation.
 
 mod auto_retry;
+mod compaction_check;
 mod controls;
 mod hooks;
 mod link;
@@ -12,6 +13,8 @@ mod session;
 mod summarize;
 mod switching;
 
+#[cfg(test)]
+mod tests_compaction;
 #[cfg(test)]
 mod tests_pipeline;
 #[cfg(test)]

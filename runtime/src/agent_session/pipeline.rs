@@ -10,7 +10,7 @@ use super::AgentSession;
 use super::link::{Deferred, SessionLink, lock};
 use crate::agent::{AgentError, PromptInput};
 use crate::extension::{EventKind, InputAction, InputSource};
-use crate::protocol::{CompactionReason, ImageContent};
+use crate::protocol::ImageContent;
 
 /// What to do with a prompt that arrives while the agent is streaming.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +85,9 @@ impl AgentSession {
             return Err(AgentError::NoApiKey(model.provider));
         }
         self.reset_cancel();
-        if self.context_is_near_the_window() {
-            self.compact(CompactionReason::Threshold, false).await;
-        }
+        self.check_compaction_before_prompt().await?;
+        // The user's message starts a new attempt: an overflow in its run may be recovered from again.
+        self.reset_overflow_recovery();
         let mut messages = PromptInput::Text { text: text.clone(), images: images.clone() }.into_messages();
         messages.append(&mut lock(&self.link.next_turn));
         let base_prompt = self.base_system_prompt();

@@ -9,14 +9,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio_util::sync::CancellationToken;
 
-use super::auto_retry::{RetrySettings, SessionEventSink, drop_last_assistant, run_with_auto_retry};
+use super::auto_retry::{RetrySettings, SessionEventSink, run_with_auto_retry};
 use super::link::{SessionLink, SessionListener, ToolState, event_processor};
 use crate::agent::{Agent, AgentError, Subscription};
-use crate::ai::{Model, ProviderRegistry, is_context_overflow};
-use crate::compaction::{CompactionSettings, estimate_context_tokens, should_compact};
+use crate::ai::{Model, ProviderRegistry};
+use crate::compaction::CompactionSettings;
 use crate::extension::{ExtensionContext, ExtensionRunner, SessionControl};
 use crate::prompt::SystemPromptBuilder;
-use crate::protocol::{AgentEvent, AgentMessage, CompactionReason, SessionOnlyEvent, StopReason};
+use crate::protocol::{AgentEvent, CompactionReason, SessionOnlyEvent};
 use crate::session::{EntryKind, SessionError, SessionManager, iso_to_ms};
 
 /// Settings of the session layer.
@@ -77,6 +77,8 @@ pub struct AgentSession {
     cancel: Mutex<CancellationToken>,
     /// A model (and its key) to write summaries with instead of the agent's (e.g. a cheaper one).
     summary_model: Mutex<Option<(Model, Option<String>)>>,
+    /// An overflow was already compacted and retried since the last user message or good answer.
+    pub(super) overflow_recovery_attempted: AtomicBool,
     /// Where the user's choices are kept across runs, if anywhere.
     preferences: Mutex<Option<super::PreferenceStoreHandle>>,
     _events: Subscription,
@@ -169,6 +171,7 @@ impl AgentSession {
             require_api_key,
             cancel: Mutex::new(CancellationToken::new()),
             summary_model: Mutex::new(None),
+            overflow_recovery_attempted: AtomicBool::new(false),
             preferences: Mutex::new(None),
             _events: events,
         })
@@ -301,46 +304,8 @@ impl AgentSession {
         run_with_auto_retry(&self.agent, self.settings().retry, window, self.emit.clone(), &cancel, start).await
     }
 
-    pub(super) async fn check_compaction_after_run(&self) -> Result<(), AgentError> {
-        let Some(last) = self.agent.messages().last().and_then(AgentMessage::as_assistant).cloned() else {
-            return Ok(());
-        };
-        let window = self.agent.state().model.map(|model| model.context_window);
-        if last.stop_reason == StopReason::Error && is_context_overflow(&last, window) {
-            // Drop the failed answer, compact, and try once more.
-            drop_last_assistant(&self.agent);
-            if self.compact(CompactionReason::Overflow, true).await {
-                self.run_with_retry(self.agent.continue_()).await?;
-            }
-            return Ok(());
-        }
-        if last.stop_reason != StopReason::Aborted && self.context_is_near_the_window() {
-            self.compact(CompactionReason::Threshold, false).await;
-        }
-        Ok(())
-    }
-
-    /// pi's threshold check: the context (by the last answer's usage) is past the window minus the reserve.
-    /// Skipped when the last answer was aborted or is older than the latest compaction (its usage then
-    /// describes the context before that compaction).
-    pub(super) fn context_is_near_the_window(&self) -> bool {
-        let Some(model) = self.agent.state().model else { return false };
-        let messages = self.agent.messages();
-        let Some(last) = messages.iter().rev().find_map(|message| match message {
-            AgentMessage::Assistant(answer) => Some(answer),
-            _ => None,
-        }) else {
-            return false;
-        };
-        if last.stop_reason == StopReason::Aborted || last.timestamp <= self.latest_compaction_ms() {
-            return false;
-        }
-        let tokens = estimate_context_tokens(&messages).tokens;
-        should_compact(tokens, model.context_window, &self.settings().compaction)
-    }
-
     /// When the latest compaction on the current branch happened (ms; 0 when there is none).
-    fn latest_compaction_ms(&self) -> i64 {
+    pub(super) fn latest_compaction_ms(&self) -> i64 {
         let manager = self.manager();
         let path = manager.tree().current_path();
         path.iter()

@@ -18,6 +18,7 @@ pub use branch_summary::{
 pub use cut_point::{CutPoint, find_cut_point, find_turn_start_index};
 pub use estimate::{
     CompactionSettings, ContextTokenEstimate, estimate_context_tokens, estimate_tokens, should_compact,
+    usage_context_tokens,
 };
 pub use file_ops::{FileLists, FileOperations, format_file_tags};
 pub use prepare::{CompactionPreparation, entry_to_message, prepare_compaction};
