@@ -165,6 +165,8 @@ pub struct AgentLoopConfig {
     pub idle_timeout: Option<std::time::Duration>,
     /// The SDK-level timeout and retries of each request (pi's `retry.provider`).
     pub provider_retry: crate::ai::ProviderRetry,
+    /// Thinking-token budgets per level (pi's `thinkingBudgets`).
+    pub thinking_budgets: crate::ai::ThinkingBudgets,
     pub convert_to_llm: ConvertToLlmFn,
     pub transform_context: Option<TransformContextFn>,
     pub get_steering_messages: Option<QueuePollFn>,
@@ -191,6 +193,7 @@ impl AgentLoopConfig {
             headers: Vec::new(),
             idle_timeout: None,
             provider_retry: crate::ai::ProviderRetry::default(),
+            thinking_budgets: crate::ai::ThinkingBudgets::default(),
             convert_to_llm: default_convert_to_llm(),
             transform_context: None,
             get_steering_messages: None,

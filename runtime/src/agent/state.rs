@@ -41,6 +41,8 @@ pub struct AgentOptions {
     pub idle_timeout: Option<std::time::Duration>,
     /// The SDK-level timeout and retries of each request (pi's `retry.provider`).
     pub provider_retry: crate::ai::ProviderRetry,
+    /// Thinking-token budgets per level (pi's `thinkingBudgets`).
+    pub thinking_budgets: crate::ai::ThinkingBudgets,
 }
 
 impl AgentOptions {
@@ -69,6 +71,7 @@ impl AgentOptions {
             headers: Vec::new(),
             idle_timeout: None,
             provider_retry: crate::ai::ProviderRetry::default(),
+            thinking_budgets: crate::ai::ThinkingBudgets::default(),
         }
     }
 }

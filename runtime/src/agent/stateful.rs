@@ -323,6 +323,11 @@ impl Agent {
         lock(&self.inner.settings).provider_retry = retry;
     }
 
+    /// The thinking-token budgets of the next requests (pi's `thinkingBudgets`).
+    pub fn set_thinking_budgets(&self, budgets: crate::ai::ThinkingBudgets) {
+        lock(&self.inner.settings).thinking_budgets = budgets;
+    }
+
     async fn run(&self, kind: RunKind) -> Result<(), AgentError> {
         let skip_initial = matches!(kind, RunKind::Prompt { skip_initial_steering_poll: true, .. });
         let (cancel, context, config) = {
@@ -374,6 +379,7 @@ impl Agent {
             headers: options.headers.clone(),
             idle_timeout: options.idle_timeout,
             provider_retry: options.provider_retry,
+            thinking_budgets: options.thinking_budgets,
             convert_to_llm: options.convert_to_llm.clone().unwrap_or_else(default_convert_to_llm),
             transform_context: options.transform_context.clone(),
             get_steering_messages: Some(Arc::new(move || {

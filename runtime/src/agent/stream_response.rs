@@ -53,6 +53,7 @@ pub(crate) async fn stream_assistant_response(
         idle_timeout: config.idle_timeout,
         on_payload: config.on_payload.clone(),
         retry: config.provider_retry,
+        thinking_budgets: config.thinking_budgets,
     };
     let mut stream = config.provider.stream(&config.model, &llm_context, options);
 

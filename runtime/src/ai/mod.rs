@@ -26,7 +26,7 @@ pub use openai_completions::OpenAiCompletionsProvider;
 pub use openai_responses::OpenAiResponsesProvider;
 pub use partial_json::parse_streaming_json;
 pub use provider::{
-    ApiProvider, LlmContext, PayloadHook, ProviderRegistry, ProviderRetry, StreamOptions, ToolSpec,
+    ApiProvider, LlmContext, PayloadHook, ProviderRegistry, ProviderRetry, StreamOptions, ThinkingBudgets, ToolSpec,
     empty_assistant_message, error_stream,
 };
 pub use replay::{NO_RESULT_TEXT, transform_messages};

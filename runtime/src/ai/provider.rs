@@ -48,6 +48,35 @@ pub struct ProviderRetry {
     pub max_retry_delay: Option<Duration>,
 }
 
+/// Thinking-token budgets per level for the APIs that take a budget (Anthropic models without adaptive
+/// thinking, Gemini 2.5), over the built-in ones (pi's `thinkingBudgets` setting).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThinkingBudgets {
+    pub minimal: Option<u64>,
+    pub low: Option<u64>,
+    pub medium: Option<u64>,
+    pub high: Option<u64>,
+}
+
+impl ThinkingBudgets {
+    /// The budget set for `level` (`xhigh` counts as `high`, `off` as nothing).
+    pub fn for_level(&self, level: ThinkingLevel) -> Option<u64> {
+        match level {
+            ThinkingLevel::Off => None,
+            ThinkingLevel::Minimal => self.minimal,
+            ThinkingLevel::Low => self.low,
+            ThinkingLevel::Medium => self.medium,
+            _ => self.high,
+        }
+    }
+
+    /// Reads a `thinkingBudgets` settings object (fields that are not whole numbers are ignored).
+    pub fn from_settings(value: Option<&Value>) -> Self {
+        let field = |key: &str| value.and_then(|value| value.get(key)).and_then(Value::as_u64);
+        Self { minimal: field("minimal"), low: field("low"), medium: field("medium"), high: field("high") }
+    }
+}
+
 /// Per-call options.
 #[derive(Clone, Default)]
 pub struct StreamOptions {
@@ -66,6 +95,7 @@ pub struct StreamOptions {
     /// Rewrites the request body before it is sent.
     pub on_payload: Option<PayloadHook>,
     pub retry: ProviderRetry,
+    pub thinking_budgets: ThinkingBudgets,
 }
 
 impl std::fmt::Debug for StreamOptions {
@@ -81,6 +111,7 @@ impl std::fmt::Debug for StreamOptions {
             .field("idle_timeout", &self.idle_timeout)
             .field("on_payload", &self.on_payload.is_some())
             .field("retry", &self.retry)
+            .field("thinking_budgets", &self.thinking_budgets)
             .finish()
     }
 }

@@ -31,6 +31,8 @@ pub struct Reloaded {
     pub session_settings: SessionSettings,
     /// The SDK-level timeout and retries (`retry.provider`).
     pub provider_retry: crate::ai::ProviderRetry,
+    /// Thinking-token budgets (`thinkingBudgets`).
+    pub thinking_budgets: crate::ai::ThinkingBudgets,
     pub models: ModelCatalog,
     /// The `theme` setting.
     pub theme: Option<String>,
@@ -69,6 +71,7 @@ impl Reloader {
             prompt_builder,
             session_settings,
             provider_retry: super::setup::provider_retry(settings.value("retry")),
+            thinking_budgets: crate::ai::ThinkingBudgets::from_settings(settings.value("thinkingBudgets")),
             models,
             theme: settings.string("theme").map(str::to_owned),
             warnings,

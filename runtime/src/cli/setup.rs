@@ -74,7 +74,7 @@ pub(super) fn prepare_in(
     // Startup errors in the agent's own tools come before anything is written.
     let custom_tools = build_custom_tools(definition, rust_tools, &environment)?;
     let (tools, tool_warnings) = select_tools(definition, args, &environment, custom_tools);
-    extensions.extend(yaml_hooks(definition, agent_dir)?);
+    extensions.extend(yaml_hooks(definition, agent_dir, &environment)?);
     let extensions = Arc::new(ExtensionRunner::new(extensions, ExtensionContext::detached(cwd)));
     for warning in warnings.iter().chain(&tool_warnings) {
         eprintln!("Warning: {warning}");
@@ -100,6 +100,7 @@ pub(super) fn prepare_in(
         follow_up_mode: defaults.follow_up_mode,
         idle_timeout: stream_idle_timeout(|name| std::env::var(name).ok()),
         provider_retry: provider_retry(settings.value("retry")),
+        thinking_budgets: crate::ai::ThinkingBudgets::from_settings(settings.value("thinkingBudgets")),
         convert_to_llm: Some(coding_agent_convert_to_llm()),
         ..AgentOptions::new(registry.clone())
     });
@@ -123,13 +124,19 @@ pub(super) fn prepare_in(
     })
 }
 
-/// The extensions the YAML's `hooks:` describe; scripts they name are run from the unpacked resources.
-fn yaml_hooks(definition: &AgentDefinition, agent_dir: &Path) -> Result<Extensions, CliError> {
+/// The extensions the YAML's `hooks:` describe; scripts they name are run from the unpacked resources, with
+/// the shell the bash tool uses.
+fn yaml_hooks(
+    definition: &AgentDefinition,
+    agent_dir: &Path,
+    environment: &ToolEnvironment,
+) -> Result<Extensions, CliError> {
     if definition.hooks.is_empty() {
         return Ok(Extensions::new());
     }
     let resources_dir = super::embedded::unpack_embedded(agent_dir, &definition.name, &definition.resources);
-    hook_extensions(&definition.hooks, resources_dir.as_deref()).map_err(CliError::Hooks)
+    let shell = environment.shell_path.as_deref();
+    hook_extensions(&definition.hooks, resources_dir.as_deref(), shell).map_err(CliError::Hooks)
 }
 
 /// pi's `retry.provider` settings (`timeoutMs`, `maxRetries`, `maxRetryDelayMs`; an old `retry.maxDelayMs`

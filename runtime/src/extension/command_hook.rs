@@ -145,6 +145,14 @@ impl CommandHook {
         })
     }
 
+    /// Runs the command with `shell` instead of the default bash (settings `shellPath`, as the bash tool).
+    pub fn with_shell(mut self, shell: Option<&Path>) -> Self {
+        if let Some(shell) = shell.filter(|shell| !shell.as_os_str().is_empty()) {
+            self.shell = shell.to_path_buf();
+        }
+        self
+    }
+
     /// The event this hook runs for.
     pub fn event(&self) -> EventKind {
         self.kind

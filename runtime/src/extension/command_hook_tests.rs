@@ -94,6 +94,24 @@ async fn a_tool_call_hook_blocks_destructive_commands() {
 }
 
 #[tokio::test]
+async fn the_shell_path_setting_runs_the_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("shell-used");
+    // A "shell" that records it was chosen, then hands `-c <command>` to sh.
+    let shell = script(dir.path(), "my-shell", &format!("echo \"$@\" > {}\nexec /bin/sh \"$@\"", quoted(&marker)));
+    let guard = hook("tool_call", &script(dir.path(), "guard.sh", BLOCK_RM_RF)).with_shell(Some(&shell));
+    let ctx = ExtensionContext::detached(dir.path());
+    assert_eq!(
+        guard.tool_call(&bash_call("rm -rf /"), &ctx).await,
+        Ok(ToolCallDecision::block("destructive command refused"))
+    );
+    let invoked = std::fs::read_to_string(&marker).expect("the configured shell ran");
+    assert!(invoked.starts_with("-c ") && invoked.contains("guard.sh"), "{invoked}");
+    let default = hook("tool_call", &script(dir.path(), "guard2.sh", BLOCK_RM_RF)).with_shell(Some(Path::new("")));
+    assert_eq!(default.tool_call(&bash_call("ls"), &ctx).await, Ok(ToolCallDecision::Allow), "empty: bash");
+}
+
+#[tokio::test]
 async fn a_tool_result_hook_rewrites_the_content() {
     let dir = tempfile::tempdir().expect("tempdir");
     let body = r#"cat >/dev/null

@@ -123,11 +123,16 @@ fn push_class(regex: &mut String, chars: &mut std::iter::Peekable<std::str::Char
 }
 
 /// One extension per hook, in the order given. `resources_dir` is where command hooks find the agent's
-/// bundled files. The error names the hook whose pattern (or command) is invalid.
-pub fn hook_extensions(hooks: &[HookDefinition], resources_dir: Option<&Path>) -> Result<Extensions, String> {
+/// bundled files; `shell` runs their commands instead of bash (settings `shellPath`). The error names the
+/// hook whose pattern (or command) is invalid.
+pub fn hook_extensions(
+    hooks: &[HookDefinition],
+    resources_dir: Option<&Path>,
+    shell: Option<&Path>,
+) -> Result<Extensions, String> {
     let mut extensions = Extensions::new();
     for definition in hooks {
-        push_hook(&mut extensions, definition, resources_dir)?;
+        push_hook(&mut extensions, definition, resources_dir, shell)?;
     }
     Ok(extensions)
 }
@@ -137,6 +142,7 @@ fn push_hook(
     extensions: &mut Extensions,
     definition: &HookDefinition,
     resources_dir: Option<&Path>,
+    shell: Option<&Path>,
 ) -> Result<(), String> {
     let name = definition.name.clone();
     let compile = |pattern: &TextPattern| TextMatcher::new(pattern).map_err(|error| format!("hook `{name}`: {error}"));
@@ -171,7 +177,7 @@ fn push_hook(
         HookAction::TransformInput { pattern, replacement } => {
             extensions.push(TransformInputHook { pattern: compile(pattern)?, replacement: replacement.clone(), name });
         }
-        HookAction::Command { .. } => extensions.push(CommandHook::new(definition, resources_dir)?),
+        HookAction::Command { .. } => extensions.push(CommandHook::new(definition, resources_dir)?.with_shell(shell)),
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ fn hook(name: &str, action: HookAction) -> HookDefinition {
 }
 
 fn hooks_runner(hooks: &[HookDefinition]) -> ExtensionRunner {
-    let extensions = hook_extensions(hooks, None).expect("hooks compile");
+    let extensions = hook_extensions(hooks, None, None).expect("hooks compile");
     ExtensionRunner::new(extensions, ExtensionContext::detached("/tmp"))
 }
 
@@ -103,13 +103,13 @@ fn regex_matches_anywhere() {
 
 #[test]
 fn an_invalid_pattern_names_the_hook() {
-    let Err(error) = hook_extensions(&[block(glob("bash"), "command", regex("rm ("))], None) else {
+    let Err(error) = hook_extensions(&[block(glob("bash"), "command", regex("rm ("))], None, None) else {
         panic!("an invalid regex must be refused");
     };
     assert!(error.starts_with("hook `no-rm`: invalid regex `rm (`"), "{error}");
 
     let bad_when = hook("hint", HookAction::AppendSystemPrompt { text: "x".into(), when: Some(glob("[x")) });
-    let Err(error) = hook_extensions(&[bad_when], None) else {
+    let Err(error) = hook_extensions(&[bad_when], None, None) else {
         panic!("an invalid glob must be refused");
     };
     assert!(error.starts_with("hook `hint`: invalid glob `[x`"), "{error}");
@@ -121,8 +121,8 @@ fn hooks_become_extensions_in_order() {
         block(glob("bash"), "command", glob("rm -rf *")),
         hook("hint", HookAction::AppendSystemPrompt { text: "x".into(), when: None }),
     ];
-    assert_eq!(hook_extensions(&hooks, None).expect("hooks compile").len(), 2);
-    assert!(hook_extensions(&[], None).expect("no hooks").is_empty());
+    assert_eq!(hook_extensions(&hooks, None, None).expect("hooks compile").len(), 2);
+    assert!(hook_extensions(&[], None, None).expect("no hooks").is_empty());
 }
 
 #[test]
@@ -138,8 +138,8 @@ fn command_hooks_are_delegated() {
         hook("cmd", action)
     };
     let hooks = [command("tool_call"), hook("hint", HookAction::AppendSystemPrompt { text: "x".into(), when: None })];
-    assert_eq!(hook_extensions(&hooks, None).expect("a command hook builds").len(), 2);
-    let Err(error) = hook_extensions(&[command("no_such_event")], None) else {
+    assert_eq!(hook_extensions(&hooks, None, None).expect("a command hook builds").len(), 2);
+    let Err(error) = hook_extensions(&[command("no_such_event")], None, None) else {
         panic!("an unknown event must be refused");
     };
     assert!(error.contains("hook `cmd`"), "{error}");

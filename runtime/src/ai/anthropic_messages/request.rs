@@ -120,12 +120,12 @@ pub(crate) fn plan_tokens(model: &Model, options: &StreamOptions) -> (u64, Think
     if supports_adaptive_thinking(&model.id) {
         return (or_model_third(base), ThinkingPlan::Adaptive { effort: adaptive_effort(model, level) });
     }
-    let mut budget = match level {
+    let mut budget = options.thinking_budgets.for_level(level).unwrap_or(match level {
         ThinkingLevel::Minimal => 1024,
         ThinkingLevel::Low => 2048,
         ThinkingLevel::Medium => 8192,
         _ => 16_384,
-    };
+    });
     let max_tokens = (base.unwrap_or(0) + budget).min(model.max_tokens);
     if max_tokens <= budget {
         budget = max_tokens.saturating_sub(MIN_OUTPUT_TOKENS);

@@ -180,6 +180,14 @@ fn thinking_levels_set_budgets_and_output_limits() {
     let mut small = reasoning.clone();
     small.max_tokens = 4000;
     assert_eq!(plan_for(&small, Some(ThinkingLevel::High), None), (json!(4000), enabled(2976), None));
+    // Budgets from settings (`thinkingBudgets`) replace the built-in ones for the levels they name.
+    let budgets = crate::ai::ThinkingBudgets { low: Some(3000), ..Default::default() };
+    let with_budgets = |level| {
+        let options = StreamOptions { reasoning: Some(level), thinking_budgets: budgets, ..StreamOptions::default() };
+        body(&reasoning, vec![user("hi")], &options)["thinking"].clone()
+    };
+    assert_eq!(with_budgets(ThinkingLevel::Low), enabled(3000));
+    assert_eq!(with_budgets(ThinkingLevel::Medium), enabled(8192));
 
     let keys_of = |model: &Model, level| {
         let body = body(model, vec![user("hi")], &StreamOptions { reasoning: Some(level), ..StreamOptions::default() });

@@ -2,6 +2,7 @@
 //! conversion of messages into `contents`, the generation config with its thinking settings, and
 //! the SDK's key order (`contents`, `systemInstruction`, `tools`, `generationConfig`).
 
+use crate::ai::ThinkingBudgets;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -58,7 +59,7 @@ impl ThinkingFamily {
 
 /// The `thinkingConfig` pi sends: with thoughts for a thinking level, or the lowest setting the model
 /// allows when thinking is off. `None` for models without reasoning.
-pub(crate) fn thinking_config(model: &Model, level: Option<ThinkingLevel>) -> Option<Value> {
+pub(crate) fn thinking_config(model: &Model, level: Option<ThinkingLevel>, budgets: &ThinkingBudgets) -> Option<Value> {
     if !model.reasoning {
         return None;
     }
@@ -76,7 +77,11 @@ pub(crate) fn thinking_config(model: &Model, level: Option<ThinkingLevel>) -> Op
         Some(level) => level,
     };
     Some(match family {
-        ThinkingFamily::Budget => json!({"includeThoughts": true, "thinkingBudget": thinking_budget(model, effort)}),
+        ThinkingFamily::Budget => {
+            let budget =
+                budgets.for_level(effort).map_or_else(|| thinking_budget(model, effort), |tokens| tokens as i64);
+            json!({"includeThoughts": true, "thinkingBudget": budget})
+        }
         family => json!({"includeThoughts": true, "thinkingLevel": thinking_level(family, effort)}),
     })
 }
@@ -108,7 +113,7 @@ fn thinking_level(family: ThinkingFamily, effort: ThinkingLevel) -> &'static str
     }
 }
 
-/// The `thinkingBudget` of a Gemini 2.5 model for an effort; -1 (dynamic) for other models.
+/// The built-in `thinkingBudget` of a Gemini 2.5 model for an effort; -1 (dynamic) for other models.
 fn thinking_budget(model: &Model, effort: ThinkingLevel) -> i64 {
     let budgets: [i64; 4] = if model.id.contains("2.5-pro") {
         [128, 2048, 8192, 32768]
@@ -152,7 +157,7 @@ pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) 
     if let Some(max_tokens) = max_tokens {
         generation.insert("maxOutputTokens".into(), json!(max_tokens));
     }
-    if let Some(thinking) = thinking_config(model, options.reasoning) {
+    if let Some(thinking) = thinking_config(model, options.reasoning, &options.thinking_budgets) {
         generation.insert("thinkingConfig".into(), thinking);
     }
     body.insert("generationConfig".into(), Value::Object(generation));

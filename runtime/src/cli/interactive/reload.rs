@@ -46,12 +46,14 @@ impl App {
                     prompt_builder,
                     session_settings,
                     provider_retry,
+                    thinking_budgets,
                     models,
                     theme,
                     warnings,
                 }) => {
                     session.set_settings(session_settings);
                     session.agent().set_provider_retry(provider_retry);
+                    session.agent().set_thinking_budgets(thinking_budgets);
                     session.set_prompt_builder(prompt_builder);
                     session.set_expander(Some(resources.clone().into_expander()));
                     UiEvent::Reloaded(Box::new(ReloadedScreen { resources, models, theme, warnings }))
