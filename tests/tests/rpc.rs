@@ -452,3 +452,27 @@ async fn settings_changed_over_rpc_are_saved_as_pi_saves_them_and_the_next_run_u
     let (code, _) = next.close().await;
     assert_eq!(code, Some(0));
 }
+
+/// `--models` scopes cycling as in pi: the first scoped model starts, `cycle_model` goes through the scope
+/// only (`isScoped: true`), and a `:<level>` in a pattern sets the thinking level on the way.
+#[tokio::test(flavor = "multi_thread")]
+async fn scoped_models_choose_the_start_model_and_what_cycling_goes_through() {
+    let mock = server(json!([])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let models = json!({"providers": {"mock": {
+        "baseUrl": mock.base_url(), "api": "openai-completions", "apiKey": "mock-key",
+        "models": [{"id": "m", "reasoning": true}, {"id": "m2"}, {"id": "m3", "reasoning": true}]
+    }}});
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).expect("models.json");
+    let mut rpc = sandbox.spawn_rpc(&agent_binary("pi"), &["--models", "m3,mock/m:high"]);
+    let state = rpc.call("g", json!({"type": "get_state"})).await;
+    assert_eq!(state["data"]["model"]["id"], "m3", "the first scoped model starts");
+    let cycled = rpc.call("c1", json!({"type": "cycle_model"})).await;
+    let data = &cycled["data"];
+    assert_eq!((data["model"]["id"].clone(), data["thinkingLevel"].clone()), (json!("m"), json!("high")));
+    assert_eq!(data["isScoped"], true);
+    let again = rpc.call("c2", json!({"type": "cycle_model"})).await;
+    assert_eq!(again["data"]["model"]["id"], "m3", "m2 is not in the scope");
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+}

@@ -33,6 +33,10 @@ pub struct CliArgs {
     /// Model pattern or ID (supports "provider/id" and an optional ":<thinking>")
     #[arg(long, value_name = "pattern")]
     pub model: Option<String>,
+    /// Comma-separated model patterns for Ctrl+P cycling (globs such as anthropic/* or *sonnet*, fuzzy names,
+    /// an optional ":<thinking>"); the first is the start model when nothing else names one
+    #[arg(long, value_name = "patterns")]
+    pub models: Option<String>,
     /// API key (defaults to environment variables and models.json)
     #[arg(long = "api-key", value_name = "key")]
     pub api_key: Option<String>,

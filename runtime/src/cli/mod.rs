@@ -14,6 +14,7 @@ mod interactive;
 mod list_models;
 mod model_catalog;
 mod model_match;
+mod model_scope;
 mod model_select;
 mod models_json;
 mod modes;
@@ -141,7 +142,8 @@ fn run_agent(
                 &agent_dir(definition),
                 args.api_key.as_deref(),
                 start_provider.as_deref(),
-            )?;
+            )?
+            .with_scope(&prepared.model_scope);
             rpc::run_rpc(prepared, catalog, &definition.name).await
         });
     }
@@ -193,7 +195,8 @@ fn run_interactive_mode(
             &agent_dir,
             args.api_key.as_deref(),
             start_provider.as_deref(),
-        )?;
+        )?
+        .with_scope(&prepared.model_scope);
         let options = interactive::InteractiveOptions {
             agent_name: definition.name.clone(),
             version: definition.version.clone(),

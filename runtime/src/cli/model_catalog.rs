@@ -7,10 +7,11 @@ use super::agent_models::load_agent_models;
 use super::auth::{AuthFile, KeySources};
 use super::config_value::process_env;
 use super::error::CliError;
+use super::model_scope::{ScopedModel, resolve_model_scope};
 use super::registry::{ModelRegistry, RegisteredModel};
 use crate::AgentDefinition;
-use crate::ai::Model;
 use crate::ai::catalog::ThinkingLevelMap;
+use crate::ai::{Model, ThinkingLevel};
 
 /// The registry with the key sources of this run.
 pub struct ModelCatalog {
@@ -19,6 +20,19 @@ pub struct ModelCatalog {
     auth_path: PathBuf,
     /// `--api-key`, which belongs to the provider of the model the run started with.
     runtime_key: Option<(String, String)>,
+    /// The scoped models (`--models`, `enabledModels`) that cycling goes through, when any.
+    scope: Vec<ScopedModel>,
+}
+
+/// Where cycling goes next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CycleTarget {
+    pub provider: String,
+    pub id: String,
+    /// The level the scope's pattern asked for (`None`: the current preference, clamped).
+    pub thinking: Option<ThinkingLevel>,
+    /// Whether the target came from the scoped models (RPC's `isScoped`).
+    pub scoped: bool,
 }
 
 /// A model ready to use: with its models.json headers, its key and its thinking map.
@@ -40,7 +54,7 @@ impl ModelCatalog {
         let auth_path = agent_dir.join("auth.json");
         let auth = AuthFile::load_or_create(&auth_path);
         let runtime_key = cli_key.zip(start_provider).map(|(key, provider)| (provider.to_owned(), key.to_owned()));
-        Ok(Self { registry, auth, auth_path, runtime_key })
+        Ok(Self { registry, auth, auth_path, runtime_key, scope: Vec::new() })
     }
 
     fn keys(&self) -> KeySources<'_> {
@@ -67,23 +81,45 @@ impl ModelCatalog {
             .collect()
     }
 
-    /// The model after `current` among those with a key (before it, `backwards`), wrapping around; the first
-    /// one when `current` is not among them; `None` when fewer than two have a key.
-    pub fn cycle_from(&self, current: Option<&Model>, backwards: bool) -> Option<(String, String)> {
-        let available = self.available_ids();
-        let count = available.len();
+    /// Cycling goes through the models `patterns` name (`--models`, `enabledModels`; see
+    /// [`resolve_model_scope`]) instead of every model with a key.
+    pub fn with_scope(mut self, patterns: &[String]) -> Self {
+        if !patterns.is_empty() {
+            let available: Vec<RegisteredModel> = self.available().into_iter().cloned().collect();
+            self.scope = resolve_model_scope(patterns, &available).0;
+        }
+        self
+    }
+
+    /// The model after `current` (before it, `backwards`), wrapping around: among the scoped models that
+    /// have a key when there is a scope, else among every model with a key; the first one when `current`
+    /// is not among them; `None` when fewer than two are.
+    pub fn cycle_from(&self, current: Option<&Model>, backwards: bool) -> Option<CycleTarget> {
+        let scoped = !self.scope.is_empty();
+        let candidates: Vec<(String, String, Option<ThinkingLevel>)> = if scoped {
+            let keys = self.keys();
+            self.scope
+                .iter()
+                .filter(|model| keys.has_auth(&model.provider))
+                .map(|model| (model.provider.clone(), model.id.clone(), model.thinking))
+                .collect()
+        } else {
+            self.available_ids().into_iter().map(|(provider, id)| (provider, id, None)).collect()
+        };
+        let count = candidates.len();
         if count < 2 {
             return None;
         }
         let position = current.and_then(|model| {
-            available.iter().position(|(provider, id)| *provider == model.provider && *id == model.id)
+            candidates.iter().position(|(provider, id, _)| *provider == model.provider && *id == model.id)
         });
         let next = match position {
             Some(index) if backwards => (index + count - 1) % count,
             Some(index) => (index + 1) % count,
             None => 0,
         };
-        available.into_iter().nth(next)
+        let (provider, id, thinking) = candidates.into_iter().nth(next)?;
+        Some(CycleTarget { provider, id, thinking, scoped })
     }
 
     /// `provider`/`id` with its key and headers; an error naming what is missing otherwise.

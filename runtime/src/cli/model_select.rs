@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::error::CliError;
 use super::model_match::{close_matches, parse_model_pattern};
+use super::model_scope::ScopedModel;
 use super::registry::{ModelRegistry, RegisteredModel};
 use crate::ai::catalog::{DEFAULT_MODEL_PER_PROVIDER, ThinkingLevelMap, default_model_id};
 use crate::ai::{Model, ThinkingLevel};
@@ -25,6 +26,8 @@ pub struct ModelRequest<'a> {
     pub default_model: Option<&'a str>,
     /// The model the user chose last (settings `defaultProvider` / `defaultModel`).
     pub saved: Option<(&'a str, &'a str)>,
+    /// The scoped models (`--models`, `enabledModels`), when any.
+    pub scope: &'a [ScopedModel],
 }
 
 /// How the model was chosen.
@@ -35,6 +38,8 @@ pub enum ModelSource {
     Flags,
     /// The model the user chose last (settings).
     Saved,
+    /// From the scoped models (`--models`).
+    Scope,
     /// The agent's default.
     AgentDefault,
     /// Picked among the models that have a key.
@@ -79,6 +84,16 @@ pub fn select_model(
     if let Some(provider) = request.provider {
         // pi ignores --provider without --model; here it selects that provider's default model.
         return provider_default(models, provider, ModelSource::Flags);
+    }
+    // With scoped models, the saved choice when it is among them, else the first of them (with its level).
+    if let Some(first) = request.scope.first() {
+        let saved = request.saved.and_then(|(provider, id)| {
+            request.scope.iter().find(|scoped| scoped.provider == provider && scoped.id == id)
+        });
+        let scoped = saved.unwrap_or(first);
+        if let Some(found) = registry.find(&scoped.provider, &scoped.id) {
+            return Ok(ModelChoice { thinking: scoped.thinking, ..ModelChoice::new(found, ModelSource::Scope) });
+        }
     }
     // Like pi, a saved choice counts only while its model exists and has a key; otherwise it is passed over.
     if let Some((provider, id)) = request.saved

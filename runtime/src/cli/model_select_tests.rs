@@ -24,6 +24,7 @@ fn request<'a>(provider: Option<&'a str>, model: Option<&'a str>) -> ModelReques
         default_provider: None,
         default_model: None,
         saved: None,
+        scope: &[],
     }
 }
 

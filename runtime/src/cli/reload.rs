@@ -61,7 +61,8 @@ impl Reloader {
         warnings.extend(resource_warnings);
         let prompt_builder = prompt_builder(definition, args, &self.agent_dir, &self.cwd, &resources)?;
         let models =
-            ModelCatalog::load(definition, &self.agent_dir, args.api_key.as_deref(), self.key_provider.as_deref())?;
+            ModelCatalog::load(definition, &self.agent_dir, args.api_key.as_deref(), self.key_provider.as_deref())?
+                .with_scope(&super::model_scope::scope_patterns(args.models.as_deref(), &settings));
         let session_settings = SessionSettings {
             retry: definition.retry.with_settings(settings.value("retry")),
             compaction: definition.compaction.with_settings(settings.value("compaction")),

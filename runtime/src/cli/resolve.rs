@@ -8,6 +8,7 @@ use super::args::CliArgs;
 use super::auth::{AuthFile, KeySources};
 use super::config_value::{EnvLookup, process_env};
 use super::error::CliError;
+use super::model_scope::{resolve_model_scope, scope_patterns};
 use super::model_select::{ModelRequest, ModelSource, select_model};
 use super::registry::ModelRegistry;
 use super::run_defaults::RunDefaults;
@@ -41,6 +42,18 @@ pub fn resolve_model(
     let auth = AuthFile::load_or_create(&auth_path);
     let mut keys =
         KeySources { runtime: None, auth: &auth, env, models_json_keys: registry.models_json_keys(), auth_path };
+    let patterns = scope_patterns(args.models.as_deref(), settings);
+    let scope = if patterns.is_empty() {
+        Vec::new()
+    } else {
+        let available: Vec<_> =
+            registry.all().iter().filter(|model| keys.has_auth(&model.model.provider)).cloned().collect();
+        let (scope, warnings) = resolve_model_scope(&patterns, &available);
+        for warning in warnings {
+            eprintln!("Warning: {warning}");
+        }
+        scope
+    };
     let request = ModelRequest {
         agent_dir,
         provider: args.provider.as_deref(),
@@ -48,6 +61,7 @@ pub fn resolve_model(
         default_provider: definition.default_provider.as_deref(),
         default_model: definition.default_model.as_deref(),
         saved: settings.string("defaultProvider").zip(settings.string("defaultModel")),
+        scope: &scope,
     };
     let choice = select_model(&registry, &|provider| keys.has_auth(provider), &request)?;
     for warning in &choice.warnings {

@@ -41,6 +41,8 @@ pub struct Prepared {
     pub cwd: PathBuf,
     /// The agent directory (settings, sessions, auth).
     pub agent_dir: PathBuf,
+    /// The scoped models' patterns (`--models`, else `enabledModels`), for model cycling.
+    pub model_scope: Vec<String>,
     /// Where commands run (the user's own `bash` over RPC): shell, command prefix, bin dir.
     pub tool_env: ToolEnvironment,
 }
@@ -120,6 +122,7 @@ pub(super) fn prepare_in(
         prompt_builder: prompt,
         cwd: cwd.to_path_buf(),
         agent_dir: agent_dir.to_path_buf(),
+        model_scope: super::model_scope::scope_patterns(args.models.as_deref(), &settings),
         tool_env: environment.clone(),
     })
 }

@@ -196,6 +196,17 @@ impl App {
 
     /// Switches to the model `provider/id` in the background; a notice tells how it went.
     pub(super) fn apply_model(&mut self, provider: String, id: String, source: ModelSelectSource) {
+        self.switch_model_to(provider, id, None, source);
+    }
+
+    /// [`App::apply_model`], then the thinking level `thinking` when given (a scoped model's).
+    fn switch_model_to(
+        &mut self,
+        provider: String,
+        id: String,
+        thinking: Option<crate::ai::ThinkingLevel>,
+        source: ModelSelectSource,
+    ) {
         let chosen = match self.models.choose(&provider, &id) {
             Ok(chosen) => chosen,
             Err(error) => {
@@ -207,7 +218,14 @@ impl App {
         let sender = self.sender.clone();
         let task = tokio::task::spawn_local(async move {
             let map = chosen.thinking_level_map.as_ref();
-            let notice = match session.set_model(chosen.model, Some(chosen.api_key), map, source).await {
+            let switched = match session.set_model(chosen.model, Some(chosen.api_key), map, source).await {
+                Ok(level) => match thinking {
+                    Some(wanted) => session.set_thinking_level(wanted),
+                    None => Ok(level),
+                },
+                Err(error) => Err(error),
+            };
+            let notice = match switched {
                 Ok(level) => format!("Model: {provider}/{id} (thinking: {})", level.as_str()),
                 Err(error) => format!("Error: {error}"),
             };
@@ -216,14 +234,14 @@ impl App {
         self.keep(task);
     }
 
-    /// Ctrl+P / Shift+Ctrl+P: the next (or previous) model with a key.
+    /// Ctrl+P / Shift+Ctrl+P: the next (or previous) model with a key, or of the scoped models (`--models`).
     pub(super) fn cycle_model(&mut self, backwards: bool) {
         let current = self.session.agent().state().model;
-        let Some((provider, id)) = self.models.cycle_from(current.as_ref(), backwards) else {
-            self.transcript.notice("Only one model has a key; there is nothing to cycle to.", Role::Muted);
+        let Some(target) = self.models.cycle_from(current.as_ref(), backwards) else {
+            self.transcript.notice("There is no other model to cycle to.", Role::Muted);
             return;
         };
-        self.apply_model(provider, id, ModelSelectSource::Cycle);
+        self.switch_model_to(target.provider, target.id, target.thinking, ModelSelectSource::Cycle);
     }
 
     /// Continues in the session file `path`: the conversation is redrawn and its model restored.

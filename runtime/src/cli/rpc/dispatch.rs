@@ -414,17 +414,26 @@ impl Rpc {
     /// The next available model after the current one (wrapping); `null` when there is no other.
     async fn cycle_model(&self, id: Option<Value>) -> RpcReply {
         let current = self.session.agent().state().model;
-        let Some((provider, model_id)) = self.models.cycle_from(current.as_ref(), false) else {
+        let Some(target) = self.models.cycle_from(current.as_ref(), false) else {
             return RpcReply::with_data(id, "cycle_model", Value::Null);
         };
-        match self.switch_model(&provider, &model_id, ModelSelectSource::Cycle).await {
-            Ok((model, level)) => RpcReply::with_data(
-                id,
-                "cycle_model",
-                json!({ "model": model, "thinkingLevel": level.as_str(), "isScoped": false }),
-            ),
-            Err(error) => RpcReply::failure(id, Some("cycle_model"), error),
+        let (model, mut level) = match self.switch_model(&target.provider, &target.id, ModelSelectSource::Cycle).await {
+            Ok(switched) => switched,
+            Err(error) => return RpcReply::failure(id, Some("cycle_model"), error),
+        };
+        // A level the scope's pattern names replaces the current one (clamped to the model).
+        if let Some(wanted) = target.thinking {
+            match self.session.set_thinking_level(wanted) {
+                Ok(applied) if applied != level => {
+                    write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: applied.as_str().to_owned() });
+                    level = applied;
+                }
+                Ok(_) => {}
+                Err(error) => return RpcReply::failure(id, Some("cycle_model"), error.to_string()),
+            }
         }
+        let data = json!({ "model": model, "thinkingLevel": level.as_str(), "isScoped": target.scoped });
+        RpcReply::with_data(id, "cycle_model", data)
     }
 
     /// Keeps a background task so the end of stdin can wait for it; finished ones are dropped.
