@@ -253,3 +253,73 @@ async fn export_writes_a_session_file_as_a_page_and_exits() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(stderr(&missing).contains("/nonexistent/session.jsonl"), "{}", stderr(&missing));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fork_copies_a_session_into_a_new_one_and_continues_there() {
+    let binary = agent_binary("pi");
+    let mock = server(json!([{"text": "First answer."}, {"text": "Answer in the fork."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let first = sandbox.run(&binary, &[&MODEL_ARGS[..], &["-p", "first question"]].concat()).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    let source = session_files(&sandbox).remove(0);
+    let source_lines = lines(&source);
+    let id = source_lines[0]["id"].as_str().expect("session id").to_owned();
+
+    let conflict = sandbox.run(&binary, &[&MODEL_ARGS[..], &["--fork", &id[..8], "-c", "-p", "x"]].concat()).await;
+    assert_eq!(conflict.status.code(), Some(1));
+    assert!(stderr(&conflict).contains("--fork") && stderr(&conflict).contains("--continue"), "{}", stderr(&conflict));
+
+    let forked =
+        sandbox.run(&binary, &[&MODEL_ARGS[..], &["--fork", &id[..8], "-p", "second question"]].concat()).await;
+    assert!(forked.status.success(), "{}", stderr(&forked));
+    assert_eq!(stdout(&forked), "Answer in the fork.\n");
+    assert_eq!(lines(&source), source_lines, "the source is not touched");
+    let fork = session_files(&sandbox).into_iter().find(|path| *path != source).expect("a new session file");
+    let fork_lines = lines(&fork);
+    assert_eq!(fork_lines[0]["parentSession"], source.to_string_lossy().as_ref());
+    assert_ne!(fork_lines[0]["id"], source_lines[0]["id"]);
+    assert_eq!(fork_lines[1..source_lines.len()], source_lines[1..], "every entry copied as it was");
+    assert_eq!(
+        conversation(&mock.requests()[1].body),
+        [pair("user", "first question"), pair("assistant", "First answer."), pair("user", "second question")]
+    );
+}
+
+/// `-r` in print mode lists this directory's sessions on the terminal; `a` lists every project's, and the
+/// chosen one (another project's here) is continued.
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_in_print_mode_can_pick_a_session_of_another_project() {
+    let binary = agent_binary("pi");
+    let mock = server(json!([{"text": "Here."}, {"text": "Continued elsewhere."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let first = sandbox.run(&binary, &[&MODEL_ARGS[..], &["-p", "question here"]].concat()).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    // The same conversation as a session of another project, with its own id and words.
+    let mut other = lines(&session_files(&sandbox)[0]);
+    other[0]["id"] = json!("0199aaaa-0000-7000-8000-000000000001");
+    other[0]["cwd"] = json!("/elsewhere/project");
+    for entry in other.iter_mut().filter(|entry| entry["message"]["role"] == "user") {
+        entry["message"]["content"] = json!([{"type": "text", "text": "question elsewhere"}]);
+    }
+    let folder = sandbox.agent_dir().join("sessions").join("--elsewhere-project--");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let text: Vec<String> = other.iter().map(Value::to_string).collect();
+    std::fs::write(folder.join("2030-01-01T00-00-00-000Z_other.jsonl"), text.join("\n") + "\n").expect("write");
+
+    let mut agent = sandbox.spawn_pty(&binary, &[&MODEL_ARGS[..], &["-r", "-p", "and now?"]].concat(), 30, 120);
+    let mine = agent.wait_for_text("Session number (a: every project)");
+    assert!(!mine.contains("/elsewhere/project"), "{mine}");
+    agent.send("a\r");
+    let all = agent.wait_for_text("/elsewhere/project");
+    let number = all
+        .lines()
+        .find(|line| line.contains("/elsewhere/project"))
+        .and_then(|line| line.trim().split('.').next())
+        .expect("a numbered line")
+        .to_owned();
+    agent.send(&format!("{number}\r"));
+    agent.wait_for_text("Continued elsewhere.");
+    assert_eq!(agent.wait_exit(), 0);
+    let sent = conversation(&mock.requests()[1].body);
+    assert_eq!(sent.first(), Some(&pair("user", "question elsewhere")), "{sent:?}");
+}

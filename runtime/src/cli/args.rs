@@ -67,6 +67,10 @@ pub struct CliArgs {
     /// Use this session file, or the session whose id starts with this
     #[arg(long = "session", value_name = "path|id")]
     pub session: Option<String>,
+    /// Copy this session file (or the session whose id starts with this, of any project) into a new session
+    /// of this directory and continue there
+    #[arg(long = "fork", value_name = "path|id")]
+    pub fork: Option<String>,
     /// Directory to read and write session files in
     #[arg(long = "session-dir", value_name = "dir")]
     pub session_dir: Option<String>,

@@ -1,4 +1,5 @@
-//! Which session a run uses, chosen as pi chooses: `--no-session` (in memory), `--session PATH|ID-PREFIX`,
+//! Which session a run uses, chosen as pi chooses: `--fork PATH|ID-PREFIX` (a copy in a new session),
+//! `--no-session` (in memory), `--session PATH|ID-PREFIX`,
 //! `-r` (pick one), `-c` (the newest of this directory), else a new one; in `--session-dir`, the agent's
 //! session-dir environment variable, the YAML's `session.dir`, or `<agent dir>/sessions/--<cwd>--/`. An
 //! agent whose YAML says `session.enabled: false` runs in memory unless `--session`, `-r` or `-c` asks
@@ -27,6 +28,30 @@ pub fn open_session(
     agent_dir: &Path,
     cwd: &Path,
 ) -> Result<SessionManager, CliError> {
+    if let Some(source) = &args.fork {
+        let conflicts: Vec<&str> = [
+            (args.session.is_some(), "--session"),
+            (args.continue_session, "--continue"),
+            (args.resume, "--resume"),
+            (args.no_session, "--no-session"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect();
+        if !conflicts.is_empty() {
+            return Err(CliError::Usage(format!(
+                "--fork makes a new session of its own; it cannot be used with {}",
+                conflicts.join(", ")
+            )));
+        }
+        let override_dir = session_dir_override(definition, args, |name| std::env::var_os(name));
+        let dir = sessions_dir(agent_dir, override_dir.as_deref(), cwd);
+        let path = match resolve_session_arg(source, &dir, agent_dir) {
+            Err(CliError::SessionInOtherProject { path, .. }) => path,
+            other => other?,
+        };
+        return Ok(SessionManager::fork_from(&path, &dir, cwd)?);
+    }
     let asks_for_session = args.session.is_some() || args.resume || args.continue_session;
     if args.no_session || (!definition.session.enabled && !asks_for_session) {
         return Ok(SessionManager::in_memory(cwd));
@@ -38,7 +63,7 @@ pub fn open_session(
         return Ok(SessionManager::open(&path)?);
     }
     if args.resume {
-        let path = choose_session(&dir)?;
+        let path = choose_session(&dir, agent_dir)?;
         return Ok(SessionManager::open(&path)?);
     }
     if args.continue_session {
@@ -88,26 +113,52 @@ fn sessions_in(dir: &Path) -> Vec<(PathBuf, SessionHeader)> {
         .collect()
 }
 
-/// Lists this directory's sessions on the terminal and reads the number of the one to resume.
-fn choose_session(dir: &Path) -> Result<PathBuf, CliError> {
-    let sessions = sessions_in(dir);
-    if sessions.is_empty() {
-        return Err(CliError::SessionNotFound("(any session of this directory)".to_owned()));
-    }
+/// Lists this directory's sessions on the terminal and reads the number of the one to resume; `a` lists
+/// the sessions of every project instead (newest first, each with its directory), as Tab does in pi's
+/// selector.
+fn choose_session(dir: &Path, agent_dir: &Path) -> Result<PathBuf, CliError> {
     let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").map_err(|_| {
         CliError::Usage("-r needs a terminal to choose a session; pass --session <id> or -c instead".to_owned())
     })?;
-    let mut out = &tty;
-    for (number, (path, header)) in sessions.iter().enumerate().take(20) {
-        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-        let _ = writeln!(out, "{:>3}. {}  {}", number + 1, header.timestamp, name);
+    let mut sessions = sessions_in(dir);
+    let mut all_projects = false;
+    loop {
+        let mut out = &tty;
+        if sessions.is_empty() && all_projects {
+            return Err(CliError::SessionNotFound("(any session)".to_owned()));
+        }
+        for (number, (path, header)) in sessions.iter().enumerate().take(20) {
+            let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+            let place = if all_projects { format!("  {}", header.cwd) } else { String::new() };
+            let _ = writeln!(out, "{:>3}. {}  {name}{place}", number + 1, header.timestamp);
+        }
+        if sessions.is_empty() {
+            let _ = writeln!(out, "No sessions in this directory.");
+        }
+        let question = if all_projects { "Session number: " } else { "Session number (a: every project): " };
+        let _ = write!(out, "{question}");
+        let _ = out.flush();
+        let mut answer = String::new();
+        std::io::BufReader::new(&tty).read_line(&mut answer).map_err(|_| CliError::NoSessionChosen)?;
+        let answer = answer.trim();
+        if answer.eq_ignore_ascii_case("a") && !all_projects {
+            all_projects = true;
+            sessions = every_projects_sessions(agent_dir);
+            continue;
+        }
+        let index = answer.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).ok_or(CliError::NoSessionChosen)?;
+        return sessions.into_iter().nth(index).map(|(path, _)| path).ok_or(CliError::NoSessionChosen);
     }
-    let _ = write!(out, "Session number: ");
-    let _ = out.flush();
-    let mut answer = String::new();
-    std::io::BufReader::new(&tty).read_line(&mut answer).map_err(|_| CliError::NoSessionChosen)?;
-    let index = answer.trim().parse::<usize>().ok().and_then(|n| n.checked_sub(1)).ok_or(CliError::NoSessionChosen)?;
-    sessions.into_iter().nth(index).map(|(path, _)| path).ok_or(CliError::NoSessionChosen)
+}
+
+/// The sessions of every project folder under the agent directory, newest first.
+fn every_projects_sessions(agent_dir: &Path) -> Vec<(PathBuf, SessionHeader)> {
+    let folders = std::fs::read_dir(agent_dir.join("sessions")).into_iter().flatten().flatten();
+    let mut sessions: Vec<(PathBuf, SessionHeader)> =
+        folders.map(|entry| entry.path()).filter(|path| path.is_dir()).flat_map(|dir| sessions_in(&dir)).collect();
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|meta| meta.modified()).ok();
+    sessions.sort_by_key(|(path, _)| std::cmp::Reverse(modified(path)));
+    sessions
 }
 
 #[cfg(test)]

@@ -208,6 +208,20 @@ impl SessionManager {
         Ok(Some(path))
     }
 
+    /// pi's `--fork`: a new session in `dir` for `cwd` holding every entry of the session file `source`
+    /// (another project's, too), its header naming `source` as `parentSession`; written at once.
+    pub fn fork_from(source: &Path, dir: &Path, cwd: &Path) -> Result<SessionManager, SessionError> {
+        let loaded = load_session_file(source)?;
+        let parent_session = Some(source.to_string_lossy().into_owned());
+        std::fs::create_dir_all(dir).map_err(|error| SessionError::io("create", dir, error))?;
+        let store = SessionStore::create(dir, cwd, NewSessionOptions { session_id: None, parent_session });
+        let Some(path) = store.path().map(Path::to_path_buf) else {
+            return Err(SessionError::io("create", dir, std::io::Error::other("no file name for the fork")));
+        };
+        write_forked_session(&path, store.header(), &loaded.entries)?;
+        Self::open(&path)
+    }
+
     /// A new, empty session beside this one (same folder; never written when this one is not), its header
     /// naming `parent_session` when given.
     pub fn new_sibling(&self, parent_session: Option<String>) -> Result<SessionManager, SessionError> {
