@@ -201,6 +201,46 @@ async fn apply_payload_hook(request: &mut HttpRequest, on_payload: Option<Payloa
     Ok(())
 }
 
+/// Characters of an unexpected body quoted in the error.
+const BODY_EXCERPT_CHARS: usize = 300;
+
+/// The response when it is an event stream (or does not say what it is); a 2xx answer of another content type
+/// (a JSON error, an HTML page from a proxy) is a failure naming the URL, status, type and the body's start.
+async fn expect_event_stream(
+    response: reqwest::Response,
+    request: &HttpRequest,
+    cancel: &CancellationToken,
+) -> Result<reqwest::Response, Failure> {
+    let content_type =
+        response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).map(str::to_owned);
+    let Some(content_type) = content_type.filter(|kind| !kind.to_ascii_lowercase().contains("event-stream")) else {
+        return Ok(response);
+    };
+    let status = response.status().as_u16();
+    let body = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(ABORTED_BEFORE_RESPONSE.into()),
+        body = tokio::time::timeout(request.idle_timeout, response.text()) => body,
+    };
+    let body = match body {
+        Ok(Ok(text)) => text,
+        Ok(Err(error)) => format!("(the body could not be read: {error})"),
+        Err(_) => "(no body within the timeout)".to_owned(),
+    };
+    let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut excerpt: String = flat.chars().take(BODY_EXCERPT_CHARS).collect();
+    if flat.chars().count() > BODY_EXCERPT_CHARS {
+        excerpt.push('…');
+    }
+    Err(Failure::Error(DecodeError {
+        message: format!(
+            "{} answered {status} with content type {content_type} instead of an event stream: {excerpt}",
+            request.url
+        ),
+        kind: None,
+    }))
+}
+
 fn emit_all(tx: &AssistantMessageSender, events: &mut Vec<AssistantMessageEvent>) -> Result<(), Failure> {
     for event in events.drain(..) {
         if !tx.push(event) {
@@ -217,6 +257,7 @@ async fn drive<D: StreamDecoder>(
     tx: &AssistantMessageSender,
 ) -> Result<(), Failure> {
     let response = send(request, cancel, |status, body| decoder.http_error(status, body)).await?;
+    let response = expect_event_stream(response, request, cancel).await?;
     let mut events = vec![AssistantMessageEvent::Start { partial: decoder.message().clone() }];
     emit_all(tx, &mut events)?;
     let mut emit = |events: &mut Vec<AssistantMessageEvent>| emit_all(tx, events);

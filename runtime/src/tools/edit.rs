@@ -145,8 +145,15 @@ impl AgentTool for EditTool {
             if ctx.cancel.is_cancelled() {
                 return Err(aborted_error());
             }
-            let raw = String::from_utf8_lossy(&bytes);
-            let (bom, text) = strip_bom(&raw);
+            // Rewriting a file that is not UTF-8 would replace every invalid byte in it: refuse instead.
+            let raw = std::str::from_utf8(&bytes).map_err(|error| {
+                ToolError::new(format!(
+                    "Cannot edit {path}: it is not UTF-8 text (the first invalid byte is at offset {}). The edit tool \
+                     only rewrites UTF-8 files, so nothing was changed; use bash (e.g. sed) or convert the file first.",
+                    error.valid_up_to()
+                ))
+            })?;
+            let (bom, text) = strip_bom(raw);
             let crlf = uses_crlf(text);
             let normalized = normalize_to_lf(text);
             let (base, updated) = apply_edits(&normalized, &edits, &path).map_err(ToolError::new)?;

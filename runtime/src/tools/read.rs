@@ -82,6 +82,13 @@ pub async fn read_file(
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::new("EISDIR: illegal operation on a directory, read"));
         }
+        // A FIFO would block forever and a device may never end (/dev/zero): only files are read.
+        Ok(meta) if !meta.is_file() => {
+            return Err(ToolError::new(format!(
+                "Cannot read {path}: it is {}, not a regular file; read only reads files (use bash for others)",
+                special_file_kind(&meta.file_type())
+            )));
+        }
         Ok(_) => tokio::fs::read(&absolute)
             .await
             .map_err(|err| ToolError::new(node_style_error(&err, "open", Some(&absolute))))?,
@@ -97,6 +104,22 @@ pub async fn read_file(
     }
     let text = String::from_utf8_lossy(&bytes);
     read_text(&text, path, offset, limit)
+}
+
+/// What a file that is not a regular file or directory is, for errors.
+fn special_file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if kind.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
 }
 
 /// Selects and truncates lines of a text file, adding pi's continuation notices.

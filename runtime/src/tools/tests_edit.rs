@@ -268,3 +268,14 @@ fn diff_with_full_context_reconstructs_both_sides() {
     assert_eq!(reconstruct(&diff), (old, new));
     assert_eq!(first, Some(1));
 }
+
+#[tokio::test]
+async fn a_file_that_is_not_utf8_is_refused_and_left_byte_for_byte() {
+    let dir = TempDir::new().unwrap();
+    let original: &[u8] = b"caf\xe9 latin1\nhello world\n\xff\xfe end\n";
+    std::fs::write(dir.path().join("latin1.txt"), original).unwrap();
+    let args = json!({"path": "latin1.txt", "edits": [{"oldText": "hello world", "newText": "hi"}]});
+    let error = edit(&dir, args).await.expect_err("refused");
+    assert!(error.message.contains("not UTF-8") && error.message.contains("offset 3"), "{}", error.message);
+    assert_eq!(std::fs::read(dir.path().join("latin1.txt")).unwrap(), original, "not one byte changed");
+}

@@ -189,3 +189,17 @@ async fn cancelled_read_fails() {
     let err = tool(&dir).execute(json!({"path": "a.txt"}), ctx).await.unwrap_err();
     assert_eq!(err.message, "Operation aborted");
 }
+
+#[tokio::test]
+async fn devices_and_named_pipes_are_refused_at_once() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let error = super::read::read_file(dir.path(), "pipe", None, None).await.expect_err("a FIFO is refused");
+    assert!(error.message.contains("named pipe"), "{}", error.message);
+    let error = super::read::read_file(dir.path(), "/dev/zero", None, None).await.expect_err("a device is refused");
+    assert!(error.message.contains("character device"), "{}", error.message);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "nothing blocked");
+}

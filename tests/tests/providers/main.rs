@@ -152,3 +152,27 @@ async fn faults_end_print_mode_with_a_clear_error_and_exit_code_1() {
 
 mod proxy;
 mod retry_settings;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_200_answer_that_is_not_an_event_stream_is_an_error_naming_it() {
+    let binary = agent_binary("pi");
+    for api in APIS {
+        let mock = server(json!([
+            {"error": {"status": 200, "body": {"error": {"message": "quota exhausted"}}}},
+            {"error": {"status": 200, "body": "<html>proxy login page</html>"}}
+        ]))
+        .await;
+        let sandbox = Sandbox::with_api(api, &base_url(api, &mock));
+        std::fs::write(sandbox.agent_dir().join("settings.json"), r#"{"retry": {"enabled": false}}"#)
+            .expect("settings");
+        let args = [&MODEL_ARGS[..], &["-p", "hi"]].concat();
+        for (wanted_type, wanted_body) in [("application/json", "quota exhausted"), ("text/plain", "proxy login page")]
+        {
+            let output = sandbox.run(&binary, &args).await;
+            assert_eq!(output.status.code(), Some(1), "{api}: {}", stdout(&output));
+            let said = stderr(&output);
+            assert!(said.contains("200") && said.contains(wanted_type) && said.contains(wanted_body), "{api}: {said}");
+            assert!(said.contains("127.0.0.1"), "{api}: the URL is named: {said}");
+        }
+    }
+}
