@@ -2,7 +2,7 @@
 //! `baseUrl`/`compat` re-routing, `modelOverrides`, custom models upserted by id), and the request
 //! headers models.json adds.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::config_value::{EnvLookup, resolve_config_value};
 use super::error::CliError;
@@ -40,12 +40,20 @@ impl ModelRegistry {
                 registered
             })
             .collect();
+        // Custom models replace the model of the same provider and id, or join the end: found by an index,
+        // so a models.json of many thousand models loads in linear time.
+        let mut index: HashMap<(String, String), usize> =
+            models.iter().enumerate().map(|(at, m)| ((m.model.provider.clone(), m.model.id.clone()), at)).collect();
         for provider in &config.providers {
             for definition in &provider.models {
                 let Some(custom) = custom_model(provider, definition) else { continue };
-                match models.iter_mut().find(|m| m.model.provider == provider.name && m.model.id == definition.id) {
-                    Some(existing) => *existing = custom,
-                    None => models.push(custom),
+                let key = (provider.name.clone(), definition.id.clone());
+                match index.get(&key) {
+                    Some(&at) => models[at] = custom,
+                    None => {
+                        index.insert(key, models.len());
+                        models.push(custom);
+                    }
                 }
             }
         }

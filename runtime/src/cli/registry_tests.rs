@@ -110,3 +110,23 @@ fn request_headers_layer_model_provider_and_auth_header() {
     let error = registry.request_headers(groq, None, &no_env).expect_err("command fails").to_string();
     assert!(error.contains("\"x-bad\"") && error.contains("\"groq\""), "{error}");
 }
+
+#[test]
+fn many_custom_models_keep_their_order_and_a_repeated_id_replaces_the_first() {
+    // Thousands of models (registries that list every model of a gateway): each joins the end once, in file
+    // order; an id given twice keeps the first one's place with the last one's fields.
+    let mut models: Vec<String> = (0..5000).map(|n| format!(r#"{{"id": "m-{n}", "name": "Model {n}"}}"#)).collect();
+    models.push(r#"{"id": "m-10", "name": "Replaced"}"#.to_owned());
+    let text = format!(
+        r#"{{"providers": {{"gateway": {{"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+            "apiKey": "k", "models": [{}]}}}}}}"#,
+        models.join(",")
+    );
+    let registry = registry(&text);
+    let gateway: Vec<&str> =
+        registry.all().iter().filter(|m| m.model.provider == "gateway").map(|m| m.model.id.as_str()).collect();
+    assert_eq!(gateway.len(), 5000);
+    assert_eq!((gateway[0], gateway[10], gateway[4999]), ("m-0", "m-10", "m-4999"));
+    assert_eq!(registry.find("gateway", "m-10").map(|m| m.model.name.as_str()), Some("Replaced"));
+    assert_eq!(registry.all().len(), builtin_models().len() + 5000);
+}
