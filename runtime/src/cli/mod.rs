@@ -29,6 +29,7 @@ mod run_defaults;
 mod session_select;
 mod settings;
 mod settings_store;
+mod settings_types;
 mod setup;
 mod signals;
 mod text_match;

@@ -13,16 +13,23 @@ pub struct Settings {
     merged: Map<String, Value>,
 }
 
-/// A settings file that exists but could not be used; the run goes on without it.
+/// A settings file that exists but could not be used (the run goes on without it), or a key in it whose
+/// value has the wrong type (the run goes on without that key).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsProblem {
     pub path: PathBuf,
     pub message: String,
+    /// Only one key is ignored, not the file.
+    pub key_only: bool,
 }
 
 impl std::fmt::Display for SettingsProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ignoring {}: {} (fix the file or remove it)", self.path.display(), self.message)
+        if self.key_only {
+            write!(f, "{}: {}", self.path.display(), self.message)
+        } else {
+            write!(f, "ignoring {}: {} (fix the file or remove it)", self.path.display(), self.message)
+        }
     }
 }
 
@@ -32,9 +39,14 @@ impl Settings {
     pub fn load(agent_dir: &Path, project_dir: &Path) -> (Self, Vec<SettingsProblem>) {
         let mut problems = Vec::new();
         let mut read = |path: PathBuf| match read_object(&path) {
-            Ok(map) => map,
+            Ok(map) => {
+                for message in super::settings_types::type_problems(&map) {
+                    problems.push(SettingsProblem { path: path.clone(), message, key_only: true });
+                }
+                map
+            }
             Err(message) => {
-                problems.push(SettingsProblem { path, message });
+                problems.push(SettingsProblem { path, message, key_only: false });
                 Map::new()
             }
         };

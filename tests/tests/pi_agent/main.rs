@@ -285,4 +285,20 @@ async fn tools_flags_and_api_key_shape_the_request() {
     assert_eq!(mock.requests()[3].body["tools"].as_array().map(Vec::len), Some(1));
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn settings_of_the_wrong_type_are_named_on_stderr_and_the_run_goes_on() {
+    let binary = agent_binary("pi");
+    let mock = server(r#"{"responses": [{"text": "Still fine."}]}"#).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let settings = r#"{"defaultModel": 5, "compaction": "yes", "retry": {"maxRetries": "lots"}}"#;
+    std::fs::write(sandbox.agent_dir().join("settings.json"), settings).expect("settings");
+    let output = sandbox.run(&binary, &[&MODEL_ARGS[..], &["-p", "hi"]].concat()).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "Still fine.\n");
+    let said = stderr(&output);
+    for key in ["`defaultModel`", "`compaction`", "`retry.maxRetries`"] {
+        assert!(said.contains(key) && said.contains("settings.json"), "{key} is named: {said}");
+    }
+}
+
 mod signals;
