@@ -26,11 +26,19 @@ pub struct SelectItem {
     pub description: Option<String>,
     /// Shown dim right after the label, e.g. `[provider]`.
     pub hint: Option<String>,
+    /// Whether typing searches the value too (not for opaque values such as ids and paths).
+    pub value_searched: bool,
 }
 
 impl SelectItem {
     pub fn new(value: impl Into<String>, label: impl Into<String>) -> Self {
-        Self { value: value.into(), label: label.into(), description: None, hint: None }
+        Self { value: value.into(), label: label.into(), description: None, hint: None, value_searched: true }
+    }
+
+    /// An item whose value is an opaque key (an entry id, a file path): searching looks at what is shown only.
+    pub fn with_opaque_value(mut self) -> Self {
+        self.value_searched = false;
+        self
     }
 
     pub fn with_description(mut self, description: impl Into<String>) -> Self {

@@ -184,3 +184,16 @@ fn an_empty_label_shows_the_value_and_a_zero_window_shows_one_row() {
     let mut bare = list(vec![SelectItem::new("value-only", ""), SelectItem::new("second", "second")], 0);
     assert_eq!(plain(&mut bare, 40), "→ value-only\n  (1/2)");
 }
+
+#[test]
+fn an_opaque_value_is_not_searched() {
+    // Tree entries are keyed by random ids: a query must not rank an entry up because its id starts with a
+    // letter of the query.
+    let items = vec![
+        SelectItem::new("f00d", "• assistant: Answer A.").with_opaque_value(),
+        SelectItem::new("a11ce", "• assistant: Answer B.").with_opaque_value(),
+    ];
+    assert_eq!(super::filter::filter_items(&items, "answer a"), [0, 1]);
+    let searched = vec![SelectItem::new("zzz", "one"), SelectItem::new("abc", "two")];
+    assert_eq!(super::filter::filter_items(&searched, "abc"), [1], "a plain value is still searched");
+}

@@ -91,7 +91,7 @@ impl App {
                 .filter_map(|entry| match &entry.kind {
                     crate::session::EntryKind::Message { message: crate::protocol::AgentMessage::User(user) } => {
                         let text: String = user.content.text().split_whitespace().collect::<Vec<_>>().join(" ");
-                        Some(SelectItem::new(entry.id.clone(), text))
+                        Some(SelectItem::new(entry.id.clone(), text).with_opaque_value())
                     }
                     _ => None,
                 })
@@ -289,7 +289,9 @@ fn session_items(sessions: &[SessionSummary], all_projects: bool) -> Vec<SelectI
             if all_projects {
                 hint.push_str(&format!(" · {}", summary.cwd));
             }
-            SelectItem::new(summary.path.to_string_lossy().into_owned(), title.replace('\n', " ")).with_hint(hint)
+            SelectItem::new(summary.path.to_string_lossy().into_owned(), title.replace('\n', " "))
+                .with_hint(hint)
+                .with_opaque_value()
         })
         .collect()
 }

@@ -82,7 +82,7 @@ fn walk(tree: &SessionTree, node: &TreeNode<'_>, depth: usize, view: TreeView, i
                 None => row = format!("{row}  [{tag}]"),
             }
         }
-        items.push(SelectItem::new(node.entry.id.clone(), row));
+        items.push(SelectItem::new(node.entry.id.clone(), row).with_opaque_value());
     }
     let child_depth = if node.children.len() > 1 { depth + 1 } else { depth };
     for child in &node.children {
