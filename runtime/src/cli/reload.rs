@@ -63,14 +63,10 @@ impl Reloader {
         let models =
             ModelCatalog::load(definition, &self.agent_dir, args.api_key.as_deref(), self.key_provider.as_deref())?
                 .with_scope(&super::model_scope::scope_patterns(args.models.as_deref(), &settings));
-        let session_settings = SessionSettings {
-            retry: definition.retry.with_settings(settings.value("retry")),
-            compaction: definition.compaction.with_settings(settings.value("compaction")),
-        };
         Ok(Reloaded {
             resources,
             prompt_builder,
-            session_settings,
+            session_settings: super::setup::session_settings(definition, &settings),
             provider_retry: super::setup::provider_retry(settings.value("retry")),
             thinking_budgets: crate::ai::ThinkingBudgets::from_settings(settings.value("thinkingBudgets")),
             models,

@@ -106,10 +106,7 @@ pub(super) fn prepare_in(
         convert_to_llm: Some(coding_agent_convert_to_llm()),
         ..AgentOptions::new(registry.clone())
     });
-    let session_settings = SessionSettings {
-        retry: definition.retry.with_settings(settings.value("retry")),
-        compaction: definition.compaction.with_settings(settings.value("compaction")),
-    };
+    let session_settings = session_settings(definition, &settings);
     Ok(Prepared {
         agent,
         resources,
@@ -125,6 +122,14 @@ pub(super) fn prepare_in(
         model_scope: super::model_scope::scope_patterns(args.models.as_deref(), &settings),
         tool_env: environment.clone(),
     })
+}
+
+/// The session's retry and compaction settings: the YAML's, with settings.json's fields over them.
+pub(super) fn session_settings(definition: &AgentDefinition, settings: &Settings) -> SessionSettings {
+    SessionSettings {
+        retry: definition.retry.with_settings(settings.value("retry")),
+        compaction: definition.compaction.with_settings(settings.value("compaction")),
+    }
 }
 
 /// The extensions the YAML's `hooks:` describe; scripts they name are run from the unpacked resources, with

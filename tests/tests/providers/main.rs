@@ -21,6 +21,21 @@ fn base_url(api: &str, mock: &MockLlmServer) -> String {
     }
 }
 
+/// A scripted 503 with each vendor's own error body (Google's carries the code; pi shows Google errors as that
+/// JSON), asking for a 10 ms wait.
+fn unavailable(api: &str) -> Value {
+    let body = match api {
+        "google-generative-ai" => {
+            json!({"error": {"code": 503, "message": "upstream overloaded", "status": "UNAVAILABLE"}})
+        }
+        "anthropic-messages" => {
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "upstream overloaded"}})
+        }
+        _ => json!({"error": {"message": "upstream overloaded"}}),
+    };
+    json!({"error": {"status": 503, "body": body, "headers": {"retry-after-ms": "10"}}})
+}
+
 const APIS: [&str; 4] = ["openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"];
 const MODEL_ARGS: [&str; 4] = ["--provider", "mock", "--model", "m"];
 
@@ -106,17 +121,7 @@ async fn read_round_trip_over_every_api() {
 async fn faults_end_print_mode_with_a_clear_error_and_exit_code_1() {
     let binary = agent_binary("pi");
     for api in APIS {
-        // Each vendor's own 503 body (Google's carries the code; pi shows Google errors as that JSON).
-        let body = match api {
-            "google-generative-ai" => {
-                json!({"error": {"code": 503, "message": "upstream overloaded", "status": "UNAVAILABLE"}})
-            }
-            "anthropic-messages" => {
-                json!({"type": "error", "error": {"type": "overloaded_error", "message": "upstream overloaded"}})
-            }
-            _ => json!({"error": {"message": "upstream overloaded"}}),
-        };
-        let unavailable = json!({"error": {"status": 503, "body": body, "headers": {"retry-after-ms": "10"}}});
+        let unavailable = unavailable(api);
         let mock = server(json!([
             {"text": "This answer is cut off in the middle of", "disconnectAfter": 3},
             unavailable, unavailable, unavailable,

@@ -4,19 +4,6 @@
 
 use super::*;
 
-fn unavailable(api: &str) -> Value {
-    let body = match api {
-        "google-generative-ai" => {
-            json!({"error": {"code": 503, "message": "upstream overloaded", "status": "UNAVAILABLE"}})
-        }
-        "anthropic-messages" => {
-            json!({"type": "error", "error": {"type": "overloaded_error", "message": "upstream overloaded"}})
-        }
-        _ => json!({"error": {"message": "upstream overloaded"}}),
-    };
-    json!({"error": {"status": 503, "body": body, "headers": {"retry-after-ms": "10"}}})
-}
-
 fn write_settings(sandbox: &Sandbox, settings: Value) {
     std::fs::write(sandbox.agent_dir().join("settings.json"), settings.to_string()).expect("settings");
 }

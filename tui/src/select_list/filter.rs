@@ -34,12 +34,12 @@ pub(super) fn filter_items(items: &[SelectItem], query: &str) -> Vec<usize> {
 /// description matched it (a label or value match beats a description match of the same kind).
 fn item_rank(item: &SelectItem, words: &[String]) -> Option<(usize, usize)> {
     let label = item.label.to_lowercase();
-    let value = if item.value_searched { item.value.to_lowercase() } else { String::new() };
+    let value = item.value_searched.then(|| item.value.to_lowercase());
     let description = item.description.as_deref().map(str::to_lowercase);
     let mut worst = 0;
     let mut total = 0;
     for word in words {
-        let value_match = if value.is_empty() { None } else { match_kind(&value, word) };
+        let value_match = value.as_deref().and_then(|value| match_kind(value, word));
         let named = [match_kind(&label, word), value_match].into_iter().flatten().min();
         let score = match (named, description.as_deref().and_then(|text| match_kind(text, word))) {
             (Some(kind), Some(described)) if described < kind => described as usize * 2 + 1,
