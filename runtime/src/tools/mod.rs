@@ -13,6 +13,7 @@ pub mod ls;
 mod ls_order;
 pub mod path;
 pub mod read;
+mod read_scan;
 pub mod truncate;
 mod walk;
 pub mod write;
@@ -35,6 +36,8 @@ mod tests_pi_search;
 mod tests_pi_search_edge;
 #[cfg(test)]
 mod tests_read;
+#[cfg(test)]
+mod tests_read_stream;
 #[cfg(test)]
 mod tests_truncate;
 #[cfg(test)]

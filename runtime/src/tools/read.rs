@@ -1,13 +1,24 @@
-//! The `read` tool: a text file's lines (head-truncated, paged with offset/limit) or an image attachment.
+//! The `read` tool: a text file's lines (head-truncated, paged with offset/limit) or an image attachment. Text is
+//! streamed (see [`super::read_scan`]): only the lines returned are kept in memory, however large the file.
 
+use std::io::{BufReader, Read as _};
 use std::path::Path;
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::path::{node_style_error, resolve_read_path};
-use super::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationOptions, format_size, truncate_head};
+use super::read_scan::{Window, scan_window};
+use super::truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationOptions, TruncationResult, format_size,
+};
 use super::{AgentTool, ToolContext, ToolEnvironment, ToolError, ToolFuture, aborted_error, arg_number, arg_str};
 use crate::protocol::{AgentToolResult, ImageContent, UserContent};
+
+/// Bytes read from the file at a time.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+/// Bytes enough to recognise every supported image format.
+const IMAGE_MAGIC_BYTES: usize = 12;
 
 /// Reads files for the model.
 pub struct ReadTool {
@@ -63,7 +74,7 @@ impl AgentTool for ReadTool {
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(aborted_error()),
-                result = read_file(&self.env.cwd, &path, offset, limit) => result,
+                result = read_file_until_cancelled(&self.env.cwd, &path, offset, limit, cancel.clone()) => result,
             }
         })
     }
@@ -76,8 +87,19 @@ pub async fn read_file(
     offset: Option<f64>,
     limit: Option<f64>,
 ) -> Result<AgentToolResult, ToolError> {
+    read_file_until_cancelled(cwd, path, offset, limit, CancellationToken::new()).await
+}
+
+/// [`read_file`] that stops reading once `cancel` fires.
+async fn read_file_until_cancelled(
+    cwd: &Path,
+    path: &str,
+    offset: Option<f64>,
+    limit: Option<f64>,
+    cancel: CancellationToken,
+) -> Result<AgentToolResult, ToolError> {
     let absolute = resolve_read_path(path, cwd);
-    let bytes = match tokio::fs::metadata(&absolute).await {
+    match tokio::fs::metadata(&absolute).await {
         Err(err) => return Err(ToolError::new(node_style_error(&err, "access", Some(&absolute)))),
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::new("EISDIR: illegal operation on a directory, read"));
@@ -89,11 +111,30 @@ pub async fn read_file(
                 special_file_kind(&meta.file_type())
             )));
         }
-        Ok(_) => tokio::fs::read(&absolute)
-            .await
-            .map_err(|err| ToolError::new(node_style_error(&err, "open", Some(&absolute))))?,
-    };
-    if let Some(mime) = detect_image_mime(&bytes) {
+        Ok(_) => {}
+    }
+    let shown = path.to_owned();
+    tokio::task::spawn_blocking(move || read_regular_file(&absolute, &shown, offset, limit, &cancel))
+        .await
+        .map_err(|error| ToolError::new(format!("Failed to read {path}: {error}")))?
+}
+
+/// Reads the regular file at `absolute` in one streaming pass: an image whole, text only as far as the
+/// output needs it (the rest is counted, not kept).
+fn read_regular_file(
+    absolute: &Path,
+    path: &str,
+    offset: Option<f64>,
+    limit: Option<f64>,
+    cancel: &CancellationToken,
+) -> Result<AgentToolResult, ToolError> {
+    let io_error = |syscall: &str, err: std::io::Error| ToolError::new(node_style_error(&err, syscall, Some(absolute)));
+    let mut file = std::fs::File::open(absolute).map_err(|err| io_error("open", err))?;
+    let mut head = Vec::with_capacity(IMAGE_MAGIC_BYTES);
+    (&mut file).take(IMAGE_MAGIC_BYTES as u64).read_to_end(&mut head).map_err(|err| io_error("read", err))?;
+    if let Some(mime) = detect_image_mime(&head) {
+        let mut bytes = head;
+        file.read_to_end(&mut bytes).map_err(|err| io_error("read", err))?;
         return Ok(AgentToolResult {
             content: vec![
                 UserContent::text(format!("Read image file [{mime}]")),
@@ -102,8 +143,19 @@ pub async fn read_file(
             details: None,
         });
     }
-    let text = String::from_utf8_lossy(&bytes);
-    read_text(&text, path, offset, limit)
+    // Like pi, an offset of 0 (or none) means the start; fractions are cut toward zero.
+    let start = match offset {
+        Some(o) if o.is_finite() && o.trunc() >= 1.0 => (o.trunc() as usize).saturating_sub(1),
+        _ => 0,
+    };
+    let end = limit.map(|l| start.saturating_add(if l.is_finite() && l > 0.0 { l.trunc() as usize } else { 0 }));
+    let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, std::io::Cursor::new(head).chain(file));
+    let window = scan_window(&mut reader, start, end, TruncationOptions::default(), &|| cancel.is_cancelled())
+        .map_err(|err| match err.kind() {
+            std::io::ErrorKind::Interrupted => aborted_error(),
+            _ => io_error("read", err),
+        })?;
+    text_result(&window, path, offset, limit, start)
 }
 
 /// What a file that is not a regular file or directory is, for errors.
@@ -122,29 +174,25 @@ fn special_file_kind(kind: &std::fs::FileType) -> &'static str {
     }
 }
 
-/// Selects and truncates lines of a text file, adding pi's continuation notices.
-fn read_text(text: &str, path: &str, offset: Option<f64>, limit: Option<f64>) -> Result<AgentToolResult, ToolError> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let total = lines.len();
-    // Like pi, an offset of 0 (or none) means the start; fractions are cut toward zero.
-    let start = match offset {
-        Some(o) if o.is_finite() && o.trunc() >= 1.0 => (o.trunc() as usize).saturating_sub(1),
-        _ => 0,
-    };
+/// The selected lines of a text file, truncated, with pi's continuation notices.
+pub(super) fn text_result(
+    window: &Window,
+    path: &str,
+    offset: Option<f64>,
+    limit: Option<f64>,
+    start: usize,
+) -> Result<AgentToolResult, ToolError> {
+    let total = window.total_lines;
     if start >= total {
         let shown = offset.map(super::js_number).unwrap_or_default();
         return Err(ToolError::new(format!("Offset {shown} is beyond end of file ({total} lines total)")));
     }
-    let end = match limit {
-        Some(l) => start.saturating_add(if l.is_finite() && l > 0.0 { l.trunc() as usize } else { 0 }).min(total),
-        None => total,
-    };
-    let selected = lines[start..end].join("\n");
-    let truncation = truncate_head(&selected, TruncationOptions::default());
+    let end = start + window.selected_lines;
+    let truncation = window_truncation(window, TruncationOptions::default());
     let first = start + 1;
     let mut details = None;
     let output = if truncation.first_line_exceeds_limit {
-        let size = format_size(lines[start].len());
+        let size = format_size(window.first_line_bytes.unwrap_or_default());
         let limit_size = format_size(DEFAULT_MAX_BYTES);
         details = Some(json!({ "truncation": truncation }));
         format!(
@@ -154,7 +202,7 @@ fn read_text(text: &str, path: &str, offset: Option<f64>, limit: Option<f64>) ->
         let last = first + truncation.output_lines - 1;
         let next = last + 1;
         let notice = match truncation.truncated_by {
-            Some(super::truncate::TruncatedBy::Bytes) => format!(
+            Some(TruncatedBy::Bytes) => format!(
                 "[Showing lines {first}-{last} of {total} ({} limit). Use offset={next} to continue.]",
                 format_size(DEFAULT_MAX_BYTES)
             ),
@@ -170,6 +218,44 @@ fn read_text(text: &str, path: &str, offset: Option<f64>, limit: Option<f64>) ->
         truncation.content
     };
     Ok(AgentToolResult { content: vec![UserContent::text(output)], details })
+}
+
+/// What `truncate_head` gives for the selected text, built from the pass's counts and kept lines.
+fn window_truncation(window: &Window, limits: TruncationOptions) -> TruncationResult {
+    // The selected text split at newlines: an empty selection is one empty line.
+    let total_lines = window.selected_lines.max(1);
+    let total_bytes = window.selected_bytes();
+    let mut result = TruncationResult {
+        content: String::new(),
+        truncated: false,
+        truncated_by: None,
+        total_lines,
+        total_bytes,
+        output_lines: total_lines,
+        output_bytes: total_bytes,
+        last_line_partial: false,
+        first_line_exceeds_limit: false,
+        max_lines: limits.max_lines,
+        max_bytes: limits.max_bytes,
+    };
+    if total_lines <= limits.max_lines && total_bytes <= limits.max_bytes {
+        // Everything fits, so every selected line was kept.
+        result.content = window.kept.join("\n");
+        return result;
+    }
+    result.truncated = true;
+    if window.first_line_bytes.unwrap_or_default() > limits.max_bytes {
+        result.truncated_by = Some(TruncatedBy::Bytes);
+        result.first_line_exceeds_limit = true;
+        result.output_lines = 0;
+        result.output_bytes = 0;
+        return result;
+    }
+    result.content = window.kept.join("\n");
+    result.truncated_by = Some(if window.stopped_by_bytes { TruncatedBy::Bytes } else { TruncatedBy::Lines });
+    result.output_lines = window.kept.len();
+    result.output_bytes = result.content.len();
+    result
 }
 
 /// The MIME type of a supported image (png, jpeg, gif, webp), recognised by its magic bytes.

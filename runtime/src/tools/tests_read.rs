@@ -203,3 +203,94 @@ async fn devices_and_named_pipes_are_refused_at_once() {
     assert!(error.message.contains("character device"), "{}", error.message);
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "nothing blocked");
 }
+
+#[tokio::test]
+async fn offsets_at_and_past_the_end() {
+    let dir = TempDir::new().unwrap();
+    // A trailing newline ends the file with an empty line: "a\nb\n" has three lines.
+    std::fs::write(dir.path().join("t.txt"), "a\nb\n").unwrap();
+    assert_eq!(text(&read(&dir, json!({"path": "t.txt", "offset": 2})).await.unwrap()), "b\n");
+    assert_eq!(text(&read(&dir, json!({"path": "t.txt", "offset": 3})).await.unwrap()), "");
+    let err = read(&dir, json!({"path": "t.txt", "offset": 4})).await.unwrap_err();
+    assert_eq!(err.message, "Offset 4 is beyond end of file (3 lines total)");
+    std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+    assert_eq!(text(&read(&dir, json!({"path": "empty.txt"})).await.unwrap()), "");
+    let err = read(&dir, json!({"path": "empty.txt", "offset": 2.5})).await.unwrap_err();
+    assert_eq!(err.message, "Offset 2.5 is beyond end of file (1 lines total)");
+}
+
+#[tokio::test]
+async fn files_without_a_trailing_newline_and_crlf_lines() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("plain.txt"), "one\ntwo\nthree").unwrap();
+    let result = read(&dir, json!({"path": "plain.txt", "offset": 2, "limit": 1})).await.unwrap();
+    assert_eq!(text(&result), "two\n\n[1 more lines in file. Use offset=3 to continue.]");
+    assert_eq!(text(&read(&dir, json!({"path": "plain.txt", "offset": 3})).await.unwrap()), "three");
+    // Carriage returns stay in the lines, as pi returns them.
+    std::fs::write(dir.path().join("crlf.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
+    assert_eq!(text(&read(&dir, json!({"path": "crlf.txt"})).await.unwrap()), "one\r\ntwo\r\nthree\r\n");
+    let result = read(&dir, json!({"path": "crlf.txt", "limit": 2})).await.unwrap();
+    assert_eq!(text(&result), "one\r\ntwo\r\n\n[2 more lines in file. Use offset=3 to continue.]");
+}
+
+#[tokio::test]
+async fn a_long_line_after_the_first_stops_the_output_before_it() {
+    let dir = TempDir::new().unwrap();
+    let long = "z".repeat(60_000);
+    std::fs::write(dir.path().join("mixed.txt"), format!("first\nsecond\n{long}\nlast")).unwrap();
+    let result = read(&dir, json!({"path": "mixed.txt"})).await.unwrap();
+    assert_eq!(text(&result), "first\nsecond\n\n[Showing lines 1-2 of 4 (50.0KB limit). Use offset=3 to continue.]");
+    let truncation = &result.details.unwrap()["truncation"];
+    assert_eq!(truncation["totalLines"], 4);
+    assert_eq!(truncation["totalBytes"], 60_018);
+    assert_eq!(truncation["outputBytes"], 12);
+    let result = read(&dir, json!({"path": "mixed.txt", "offset": 3})).await.unwrap();
+    assert_eq!(
+        text(&result),
+        "[Line 3 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '3p' mixed.txt | head -c 51200]"
+    );
+    assert_eq!(text(&read(&dir, json!({"path": "mixed.txt", "offset": 4})).await.unwrap()), "last");
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_replaced_and_counted_as_replaced() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("bin.txt"), b"ok\n\xff\xfe\nend\xe2\x82").unwrap();
+    let result = read(&dir, json!({"path": "bin.txt"})).await.unwrap();
+    assert_eq!(text(&result), "ok\n\u{FFFD}\u{FFFD}\nend\u{FFFD}");
+}
+
+#[tokio::test]
+async fn a_large_file_returns_its_window_and_counts_every_line() {
+    let dir = TempDir::new().unwrap();
+    let body: String = (1..=300_000).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(dir.path().join("big.txt"), &body).unwrap();
+    let result = read(&dir, json!({"path": "big.txt", "offset": 150_000, "limit": 2})).await.unwrap();
+    assert_eq!(text(&result), "row 150000\nrow 150001\n\n[150000 more lines in file. Use offset=150002 to continue.]");
+    let result = read(&dir, json!({"path": "big.txt"})).await.unwrap();
+    assert!(text(&result).ends_with("row 2000\n\n[Showing lines 1-2000 of 300001. Use offset=2001 to continue.]"));
+    assert_eq!(result.details.unwrap()["truncation"]["totalBytes"], body.len());
+}
+
+#[tokio::test]
+async fn jpeg_gif_and_webp_are_images_whatever_the_offset() {
+    let dir = TempDir::new().unwrap();
+    let images: [(&str, &[u8], &str); 3] = [
+        ("a.jpg", b"\xFF\xD8\xFF\xE0\x00\x10JFIF\x00\n\n\nmore", "image/jpeg"),
+        // Exactly the magic bytes: shorter than the 12 bytes read to recognise a format.
+        ("b.gif", b"GIF89a", "image/gif"),
+        ("c.webp", b"RIFF\x10\x00\x00\x00WEBPVP8 \n", "image/webp"),
+    ];
+    for (name, bytes, mime) in images {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+        let result = read(&dir, json!({"path": name, "offset": 3, "limit": 1})).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some(format!("Read image file [{mime}]").as_str()), "{name}");
+        match &result.content[1] {
+            UserContent::Image(image) => assert_eq!(image.data, base64_encode(bytes), "{name}"),
+            other => panic!("{name}: expected an image, got {other:?}"),
+        }
+    }
+    // Not quite an image: read as text.
+    std::fs::write(dir.path().join("d.txt"), b"GIF89").unwrap();
+    assert_eq!(text(&read(&dir, json!({"path": "d.txt"})).await.unwrap()), "GIF89");
+}
