@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::config_value::{EnvLookup, is_command, resolve_config_value};
+use super::config_value::{CommandFailure, EnvLookup, try_resolve_config_value};
 use super::error::CliError;
 use crate::ai::catalog::env_api_key;
 
@@ -128,14 +128,10 @@ impl KeySources<'_> {
         }
         match self.auth.credentials.get(provider) {
             Some(StoredCredential::ApiKey { key }) => {
-                return match resolve_config_value(key, self.env) {
-                    Some(value) => Ok(Some(value)),
-                    None if !is_command(key) => Ok(None),
-                    None => Err(CliError::KeyCommandFailed {
-                        provider: provider.to_owned(),
-                        source_name: self.auth_path.display().to_string(),
-                    }),
-                };
+                let source_name = self.auth_path.display().to_string();
+                let what = || format!("key of provider \"{provider}\" in {source_name}");
+                return try_resolve_config_value(key, self.env)
+                    .map_err(|failure| key_command_error(failure, provider, key, &source_name, what));
             }
             Some(StoredCredential::OAuth { access: Some(access), expires }) => {
                 if expires.is_some_and(|expires| expires < chrono::Utc::now().timestamp_millis()) {
@@ -152,15 +148,32 @@ impl KeySources<'_> {
             return Ok(Some(key));
         }
         let Some(raw) = self.models_json_keys.get(provider) else { return Ok(None) };
-        match resolve_config_value(raw, self.env) {
-            Some(value) => Ok(Some(value)),
-            None if is_command(raw) => Err(CliError::KeyCommandFailed {
-                provider: provider.to_owned(),
-                source_name: "models.json \"apiKey\"".to_owned(),
-            }),
-            None => Ok(None),
-        }
+        let what = || format!("apiKey of provider \"{provider}\" in models.json");
+        try_resolve_config_value(raw, self.env)
+            .map_err(|failure| key_command_error(failure, provider, raw, "models.json \"apiKey\"", what))
     }
+}
+
+/// The error for a key `!command` that gave nothing: failed, or stopped at its time limit.
+fn key_command_error(
+    failure: CommandFailure,
+    provider: &str,
+    raw: &str,
+    source_name: &str,
+    what: impl FnOnce() -> String,
+) -> CliError {
+    match failure {
+        CommandFailure::Failed => {
+            CliError::KeyCommandFailed { provider: provider.to_owned(), source_name: source_name.to_owned() }
+        }
+        CommandFailure::TimedOut(limit) => command_timed_out(raw, what(), limit),
+    }
+}
+
+/// [`CliError::CommandTimedOut`] for the `!command` `raw`.
+pub(super) fn command_timed_out(raw: &str, what: String, limit: std::time::Duration) -> CliError {
+    let seconds = super::config_value::seconds(limit);
+    CliError::CommandTimedOut { command: raw.trim_start_matches('!').to_owned(), what, seconds }
 }
 
 #[cfg(test)]

@@ -135,3 +135,17 @@ fn failing_models_json_command_is_an_error_without_the_command_output() {
     let error = keys.api_key("mock").expect_err("fails").to_string();
     assert!(error.contains("\"mock\"") && !error.contains("sk-leak"), "{error}");
 }
+
+#[test]
+fn a_key_command_past_its_limit_is_named_with_what_it_sets() {
+    use super::super::config_value::COMMAND_TIMEOUT;
+    let timed_out = CommandFailure::TimedOut(COMMAND_TIMEOUT);
+    let what = || "apiKey of provider \"X\" in models.json".to_owned();
+    let error = key_command_error(timed_out, "X", "!sleep 100", "models.json \"apiKey\"", what).to_string();
+    assert_eq!(
+        error,
+        "`!sleep 100` (apiKey of provider \"X\" in models.json) did not finish within 10 s; it was stopped"
+    );
+    let failed = key_command_error(CommandFailure::Failed, "X", "!false", "models.json \"apiKey\"", what).to_string();
+    assert!(failed.contains("failed or printed nothing"), "{failed}");
+}

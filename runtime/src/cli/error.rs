@@ -34,6 +34,10 @@ pub enum CliError {
         "cannot resolve header \"{header}\" for provider \"{provider}\": its command in models.json failed or printed nothing"
     )]
     HeaderCommandFailed { provider: String, header: String },
+    /// A `!command` (`what` names the setting it gives, e.g. `apiKey of provider "x" in models.json`) ran
+    /// past its limit; its process group was killed.
+    #[error("`!{command}` ({what}) did not finish within {seconds} s; it was stopped")]
+    CommandTimedOut { command: String, what: String, seconds: String },
     #[error("cannot read {}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{0}")]

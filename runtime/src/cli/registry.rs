@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::config_value::{EnvLookup, resolve_config_value};
+use super::config_value::{CommandFailure, EnvLookup, try_resolve_config_value};
 use super::error::CliError;
 use super::models_json::{ModelDefinition, ModelOverride, ModelsConfig, ProviderConfig};
 use crate::ai::Model;
@@ -101,10 +101,21 @@ impl ModelRegistry {
                 .and_then(|(_, over)| over.headers.as_ref()),
         };
         for (name, raw) in provider.headers.iter().flatten().chain(model_headers.into_iter().flatten()) {
-            let value = resolve_config_value(raw, env).ok_or_else(|| CliError::HeaderCommandFailed {
-                provider: model.provider.clone(),
-                header: name.clone(),
-            })?;
+            let value = try_resolve_config_value(raw, env)
+                .map_err(|failure| match failure {
+                    CommandFailure::Failed => {
+                        CliError::HeaderCommandFailed { provider: model.provider.clone(), header: name.clone() }
+                    }
+                    CommandFailure::TimedOut(limit) => super::auth::command_timed_out(
+                        raw,
+                        format!("header \"{name}\" of provider \"{}\" in models.json", model.provider),
+                        limit,
+                    ),
+                })?
+                .ok_or_else(|| CliError::HeaderCommandFailed {
+                    provider: model.provider.clone(),
+                    header: name.clone(),
+                })?;
             set_header(&mut headers, name, value);
         }
         if provider.auth_header {
