@@ -86,6 +86,11 @@ impl PtyAgent {
         Self { master: pair.master, writer, child, parser, raw }
     }
 
+    /// The agent's process id (for signals).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.process_id()
+    }
+
     /// Types `text` (key sequences from [`keys`] included).
     pub fn send(&mut self, text: &str) {
         self.writer.write_all(text.as_bytes()).expect("write to the pseudo-terminal");

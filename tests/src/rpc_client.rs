@@ -72,6 +72,22 @@ impl RpcClient {
         self.reply(id).await
     }
 
+    /// The agent's process id (for signals), while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Reads the rest of the output without closing stdin (the agent ends by itself, e.g. on a signal) and
+    /// waits for it to exit; returns its exit code and what it printed.
+    pub async fn wait_exit(mut self) -> (Option<i32>, Vec<Value>) {
+        let mut rest = Vec::new();
+        while let Some(line) = self.next().await {
+            rest.push(line);
+        }
+        let status = tokio::time::timeout(LINE_TIMEOUT, self.child.wait()).await.expect("exits").expect("status");
+        (status.code(), rest)
+    }
+
     /// Closes stdin and waits for the agent to exit; returns its exit code and what it printed after.
     pub async fn close(mut self) -> (Option<i32>, Vec<Value>) {
         drop(self.stdin.take());

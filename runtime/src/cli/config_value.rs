@@ -125,14 +125,8 @@ struct ProcessGroup(u32);
 
 impl ProcessGroup {
     fn kill(&self) {
-        if let Ok(pgid) = i32::try_from(self.0)
-            && pgid > 0
-        {
-            // SAFETY: kill(2) has no memory-safety preconditions; the negative pid names the group the shell
-            // was started in (process_group(0) made its pgid its pid).
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        if let Ok(pgid) = i32::try_from(self.0) {
+            crate::tools::process_groups::kill_group(pgid);
         }
     }
 }

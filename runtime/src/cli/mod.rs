@@ -58,6 +58,7 @@ pub use settings::{Settings, SettingsProblem};
 use crate::AgentDefinition;
 use crate::extension::Extensions;
 use crate::tools::AgentTool;
+use crate::tools::process_groups::kill_all_process_groups;
 
 /// Runs the agent's command line with the process arguments; returns the exit code.
 pub fn run(definition: AgentDefinition) -> ExitCode {
@@ -109,13 +110,30 @@ pub fn run_with_extensions(
             }
         };
     }
-    match run_agent(&definition, args, rust_tools, extensions) {
+    kill_commands_on_panic();
+    let code = match run_agent(&definition, args, rust_tools, extensions) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("Error: {error}");
             ExitCode::from(1)
         }
-    }
+    };
+    // Every mode stops its commands on the way out; this catches any that were left behind.
+    kill_all_process_groups();
+    code
+}
+
+/// A panic aborts a generated agent without running destructors: the commands running in their own process
+/// groups are killed first, so none outlives the agent.
+fn kill_commands_on_panic() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            kill_all_process_groups();
+            previous(info);
+        }));
+    });
 }
 
 fn print_stdout(text: &str) -> ExitCode {

@@ -160,7 +160,7 @@ pub(super) async fn run(invocation: Invocation<'_>) -> Result<Finished, RunError
             biased;
             _ = sleep_until_opt(deadline), if status.is_none() => {
                 killer.kill();
-                killer.pgid = None;
+                killer.disarm();
                 let _ = tokio::time::timeout(REAP_GRACE, child.wait()).await;
                 return Err(RunError::TimedOut);
             }
@@ -169,7 +169,7 @@ pub(super) async fn run(invocation: Invocation<'_>) -> Result<Finished, RunError
                 let exit = exit.map_err(|error| RunError::Io(format!("cannot wait for the command: {error}")))?;
                 status = Some(exit);
                 // The shell is gone: background processes it left running are not ours to kill.
-                killer.pgid = None;
+                killer.disarm();
                 drain_until = Some(Instant::now() + DRAIN_GRACE);
             }
             read = read_chunk(&mut stdout, &mut out_buf), if stdout.is_some() => match read {

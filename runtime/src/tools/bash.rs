@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationOptions, TruncationResult, format_size, truncate_tail,
 };
-use super::{AgentTool, ToolContext, ToolEnvironment, ToolError, ToolFuture, arg_number, arg_str, js_number};
+use super::{
+    AgentTool, ToolContext, ToolEnvironment, ToolError, ToolFuture, arg_number, arg_str, js_number, process_groups,
+};
 use crate::protocol::{AgentToolResult, UserContent};
 
 /// Least time between two partial-output updates.
@@ -229,26 +231,36 @@ impl OutputAccumulator {
     }
 }
 
-/// Kills the command's process group when dropped while still armed (e.g. the tool future was dropped).
-/// Shared by every child the runtime runs in its own process group (bash, command tools, command hooks).
+/// Kills the command's process group when dropped while still armed (e.g. the tool future was dropped), and
+/// keeps the group in the registry of running groups ([`super::process_groups`]) while armed, so leaving the
+/// agent kills it too. Shared by every child the runtime runs in its own process group (bash, command tools,
+/// command hooks).
 pub(crate) struct GroupKiller {
     /// `None` once disarmed.
-    pub(crate) pgid: Option<i32>,
+    pgid: Option<i32>,
 }
 
 impl GroupKiller {
     /// Armed for `child`, which must have been spawned with `process_group(0)`.
     pub(crate) fn for_child(child: &tokio::process::Child) -> Self {
-        Self { pgid: child.id().and_then(|id| i32::try_from(id).ok()) }
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok()).filter(|pgid| *pgid > 0);
+        if let Some(pgid) = pgid {
+            process_groups::register(pgid);
+        }
+        Self { pgid }
     }
 
     pub(crate) fn kill(&self) {
-        if let Some(pgid) = self.pgid.filter(|p| *p > 0) {
-            // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses the process group
-            // that the shell leads (it was spawned with process_group(0), so its pgid is its pid).
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        if let Some(pgid) = self.pgid {
+            process_groups::kill_group(pgid);
+        }
+    }
+
+    /// Lets the group go: the shell has exited (what it left running in the background is not ours to kill),
+    /// or the group was killed already.
+    pub(crate) fn disarm(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            process_groups::forget(pgid);
         }
     }
 }
@@ -256,6 +268,7 @@ impl GroupKiller {
 impl Drop for GroupKiller {
     fn drop(&mut self) {
         self.kill();
+        self.disarm();
     }
 }
 
@@ -455,7 +468,7 @@ pub async fn run_command_with(
                 let exit = exit.map_err(|e| io_err("wait for bash", e))?;
                 status = Some(exit);
                 // The shell is gone: background processes it left running are not ours to kill.
-                killer.pgid = None;
+                killer.disarm();
                 drain_until = Some(Instant::now() + DRAIN_GRACE);
             }
             read = rx.read(&mut buf), if !eof => match read {

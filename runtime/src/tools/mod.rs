@@ -12,6 +12,7 @@ mod listing;
 pub mod ls;
 mod ls_order;
 pub mod path;
+pub mod process_groups;
 pub mod read;
 mod read_scan;
 pub mod truncate;

@@ -301,4 +301,5 @@ async fn settings_of_the_wrong_type_are_named_on_stderr_and_the_run_goes_on() {
     }
 }
 
+mod children;
 mod signals;

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use pi_tui::editor::Editor;
 use pi_tui::renderer::{DiffRenderer, ScreenMode};
@@ -14,6 +14,7 @@ use pi_tui::text::{truncate_to_width, wrap_text};
 use pi_tui::{ColorDepth, Role, Theme};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::completion::CommandCompletion;
 use super::footer::{FooterInfo, footer, header};
@@ -63,6 +64,8 @@ pub struct App {
     pub(super) last_escape: Option<Instant>,
     pub(super) exit: bool,
     pub(super) tasks: Rc<RefCell<Vec<JoinHandle<()>>>>,
+    /// Cancelled on the way out; the person's commands (`!command`, the YAML's commands) run with a child of it.
+    pub(super) stop: CancellationToken,
     pub(super) dirty: bool,
     spinner: usize,
     cwd_label: String,
@@ -130,6 +133,7 @@ impl App {
             last_escape: None,
             exit: false,
             tasks: Rc::default(),
+            stop: CancellationToken::new(),
             dirty: true,
             spinner: 0,
             scroll: 0,
@@ -243,10 +247,24 @@ impl App {
         tasks.push(task);
     }
 
-    pub async fn wait_for_tasks(&self) {
+    /// The way out: stops the agent and the person's commands (killing their process groups) and waits until
+    /// they have ended and saved what they finished. The abort is repeated until then: a prompt task that had
+    /// not started its run yet would otherwise start it afterwards, with fresh cancellation.
+    pub async fn stop_tasks(&self) {
+        self.stop.cancel();
         let tasks: Vec<JoinHandle<()>> = self.tasks.borrow_mut().drain(..).collect();
-        for task in tasks {
-            let _ = task.await;
+        let stopped = async {
+            for task in tasks {
+                let _ = task.await;
+            }
+            self.session.agent().wait_for_idle().await;
+        };
+        tokio::pin!(stopped);
+        loop {
+            self.session.abort();
+            if tokio::time::timeout(Duration::from_millis(100), &mut stopped).await.is_ok() {
+                break;
+            }
         }
     }
 

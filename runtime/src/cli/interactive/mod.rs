@@ -36,9 +36,11 @@ use super::error::CliError;
 use super::model_catalog::ModelCatalog;
 use super::modes::open_session;
 use super::setup::Prepared;
+use super::signals::{SETTLE_TIMEOUT, StopSignals};
 use crate::agent_session::{SessionEventSink, StreamingBehavior};
 use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
 use crate::protocol::{AgentEvent, SessionOnlyEvent};
+use crate::tools::process_groups::kill_all_process_groups;
 
 /// What reaches the interactive loop.
 pub enum UiEvent {
@@ -120,8 +122,9 @@ pub async fn run_interactive(
     let mut renderer = DiffRenderer::new(options.screen);
     let mut app = App::new(session.clone(), sender.clone(), resources, models, tool_env, cwd, &options);
 
+    let mut signals = StopSignals::install_without_interrupt().map_err(CliError::Runtime)?;
     let local = tokio::task::LocalSet::new();
-    local
+    let signalled = local
         .run_until(async {
             let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
             session.extensions().emit_session_start(&start).await;
@@ -146,7 +149,16 @@ pub async fn run_interactive(
                 }
             }
             app.draw(&mut terminal, &mut renderer);
-            while let Some(event) = receiver.recv().await {
+            let mut signalled = None;
+            loop {
+                let event = tokio::select! {
+                    event = receiver.recv() => event,
+                    code = signals.next() => {
+                        signalled = Some(code);
+                        break;
+                    }
+                };
+                let Some(event) = event else { break };
                 app.handle(event, &mut terminal, &mut renderer).await;
                 while let Ok(event) = receiver.try_recv() {
                     app.handle(event, &mut terminal, &mut renderer).await;
@@ -157,12 +169,20 @@ pub async fn run_interactive(
                 app.draw(&mut terminal, &mut renderer);
             }
             app.draw(&mut terminal, &mut renderer);
-            // Whatever still runs stops here; what it finished is saved.
-            session.abort();
-            app.wait_for_tasks().await;
-            session.agent().wait_for_idle().await;
+            // Whatever still runs stops here (tools' and commands' process groups are killed); what it
+            // finished is saved. After SIGTERM or SIGHUP that may take SETTLE_TIMEOUT at most, and a second
+            // signal ends it.
+            match signalled {
+                None => app.stop_tasks().await,
+                Some(_) => tokio::select! {
+                    _ = tokio::time::timeout(SETTLE_TIMEOUT, app.stop_tasks()) => {}
+                    _ = signals.next() => {}
+                },
+            }
+            signalled
         })
         .await;
+    kill_all_process_groups();
     let _ = terminal.write(&renderer.finish());
     terminal.stop();
     let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Quit, target_session_file: None };
@@ -170,5 +190,5 @@ pub async fn run_interactive(
     if let Some(error) = session.write_error() {
         eprintln!("Warning: the session could not be saved: {error}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(signalled.map_or(ExitCode::SUCCESS, ExitCode::from))
 }

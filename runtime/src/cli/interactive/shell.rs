@@ -3,7 +3,6 @@
 //! the model's context); while the agent works, the message waits until its run ends, as in pi.
 
 use pi_tui::Role;
-use tokio_util::sync::CancellationToken;
 
 use super::UiEvent;
 use super::app::App;
@@ -27,8 +26,8 @@ impl App {
         if matches!(command.action, crate::definition::CommandAction::Shell { .. }) {
             self.status = Some(format!("Running /{}", command.name));
         }
+        let cancel = self.stop.child_token();
         let task = tokio::task::spawn_local(async move {
-            let cancel = CancellationToken::new();
             let event = match run_command_definition(&command, &args, &env, &cancel).await {
                 YamlCommandOutcome::Prompt(prompt) => UiEvent::Prompt { text: prompt, behavior },
                 YamlCommandOutcome::Show(output) => UiEvent::TaskFinished(Some(output)),
@@ -48,7 +47,7 @@ impl App {
         let session = self.session.clone();
         let sender = self.sender.clone();
         let env = self.tool_env.clone();
-        let cancel = CancellationToken::new();
+        let cancel = self.stop.child_token();
         self.status = Some(format!("Running {command}"));
         let task = tokio::task::spawn_local(async move {
             let notice = match run_user_bash(&env, &command, &cancel).await {

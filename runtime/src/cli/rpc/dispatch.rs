@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -38,6 +39,8 @@ pub struct Rpc {
     agent_name: String,
     /// Cancels the user's command under way (`abort_bash`).
     bash_cancel: RefCell<Option<CancellationToken>>,
+    /// Cancels every command the user started (each gets a child of it), when the session ends.
+    stop: CancellationToken,
     /// Commands that finished while a prompt ran: kept once it ends, so the run's messages stay together.
     deferred: Rc<RefCell<Vec<AgentMessage>>>,
     /// Prompts and compactions under way.
@@ -58,7 +61,8 @@ impl Rpc {
         let (tasks, busy) = (RefCell::new(Vec::new()), Rc::new(RefCell::new(false)));
         let (bash_cancel, deferred) = (RefCell::new(None), Rc::new(RefCell::new(Vec::new())));
         let agent_name = agent_name.to_owned();
-        Self { session, pending, resources, models, tool_env, agent_name, bash_cancel, deferred, tasks, busy }
+        let stop = CancellationToken::new();
+        Self { session, pending, resources, models, tool_env, agent_name, bash_cancel, stop, deferred, tasks, busy }
     }
 
     /// Parses and carries out one stdin line, printing its reply (now, or when its work ends).
@@ -73,17 +77,25 @@ impl Rpc {
         }
     }
 
-    /// Stdin ended: abort what runs and wait until it has stopped (and saved what it finished).
+    /// Stdin ended (or a signal came): abort what runs and wait until it has stopped (and saved what it
+    /// finished). The abort is repeated until then: a prompt task that had not started its run yet would
+    /// otherwise start it afterwards, with fresh cancellation, and run its tools.
     pub async fn finish(&self) {
-        self.session.abort();
-        if let Some(cancel) = self.bash_cancel.borrow().as_ref() {
-            cancel.cancel();
-        }
         let tasks: Vec<JoinHandle<()>> = self.tasks.borrow_mut().drain(..).collect();
-        for task in tasks {
-            let _ = task.await;
+        let stopped = async {
+            for task in tasks {
+                let _ = task.await;
+            }
+            self.session.agent().wait_for_idle().await;
+        };
+        tokio::pin!(stopped);
+        self.stop.cancel();
+        loop {
+            self.session.abort();
+            if tokio::time::timeout(Duration::from_millis(100), &mut stopped).await.is_ok() {
+                break;
+            }
         }
-        self.session.agent().wait_for_idle().await;
     }
 
     /// The reply to print now; `None` when a background task prints it later.
@@ -256,7 +268,7 @@ impl Rpc {
         images: Vec<ImageContent>,
         behavior: Option<String>,
     ) -> Option<RpcReply> {
-        let cancel = CancellationToken::new();
+        let cancel = self.stop.child_token();
         *self.bash_cancel.borrow_mut() = Some(cancel.clone());
         let (commands, env, pending) = (self.resources.commands.clone(), self.tool_env.clone(), self.pending.clone());
         let run = self.prompt_run();
@@ -298,7 +310,7 @@ impl Rpc {
     /// Runs the user's command in the background and replies with its result; the output joins the
     /// conversation now, or after the prompt under way.
     fn user_bash(&self, id: Option<Value>, command: String) -> Option<RpcReply> {
-        let cancel = CancellationToken::new();
+        let cancel = self.stop.child_token();
         *self.bash_cancel.borrow_mut() = Some(cancel.clone());
         let (session, env, busy, deferred) =
             (self.session.clone(), self.tool_env.clone(), self.busy.clone(), self.deferred.clone());

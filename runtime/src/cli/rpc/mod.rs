@@ -1,7 +1,8 @@
 //! RPC mode (`--mode rpc`): commands as JSON lines on stdin, replies and the session's events as JSON lines
 //! on stdout, in pi's shapes. A prompt is acknowledged at once and runs while later commands are read, so a
 //! client can steer, queue follow-ups, ask for the state or abort. When stdin ends, whatever runs is
-//! aborted, what finished is saved, and the process exits with 0.
+//! aborted, what finished is saved, and the process exits with 0; SIGINT, SIGTERM and SIGHUP do the same and
+//! exit with 130, 143 and 129.
 
 mod command;
 mod dispatch;
@@ -26,9 +27,11 @@ use super::model_catalog::ModelCatalog;
 use super::modes::{open_session, write_json};
 use super::pending_queue::PendingQueue;
 use super::setup::Prepared;
+use super::signals::{SETTLE_TIMEOUT, StopSignals};
 use crate::agent_session::SessionEventSink;
 use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
 use crate::protocol::{AgentEvent, SessionOnlyEvent};
+use crate::tools::process_groups::kill_all_process_groups;
 
 /// Serves commands from stdin until it ends; returns the exit code.
 pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str) -> Result<ExitCode, CliError> {
@@ -51,18 +54,35 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
     session.extensions().emit_session_start(&start).await;
     let mut lines = read_stdin_lines(dialogs);
     let rpc = Rpc::new(session.clone(), pending, resources, models, tool_env, agent_name);
+    let mut signals = StopSignals::install().map_err(CliError::Runtime)?;
     let local = tokio::task::LocalSet::new();
-    local
+    let signalled = local
         .run_until(async {
-            while let Some(line) = lines.recv().await {
-                rpc.handle_line(&line).await;
+            let serve = async {
+                while let Some(line) = lines.recv().await {
+                    rpc.handle_line(&line).await;
+                }
+            };
+            let signalled = tokio::select! {
+                () = serve => None,
+                code = signals.next() => Some(code),
+            };
+            // Stdin ended or a signal came: what runs is aborted (its tools' process groups killed) and saves
+            // what it finished. After a signal that may take SETTLE_TIMEOUT at most, and a second one ends it.
+            match signalled {
+                None => rpc.finish().await,
+                Some(_) => tokio::select! {
+                    _ = tokio::time::timeout(SETTLE_TIMEOUT, rpc.finish()) => {}
+                    _ = signals.next() => {}
+                },
             }
-            rpc.finish().await;
+            signalled
         })
         .await;
+    kill_all_process_groups();
     let shutdown = SessionShutdownEvent { reason: SessionChangeReason::Quit, target_session_file: None };
     session.extensions().emit_session_shutdown(&shutdown).await;
-    Ok(ExitCode::SUCCESS)
+    Ok(signalled.map_or(ExitCode::SUCCESS, ExitCode::from))
 }
 
 /// Stdin split at line feeds (strictly: a U+2028 inside a JSON string is not a line break), read on its own
