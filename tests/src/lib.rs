@@ -105,6 +105,18 @@ impl Sandbox {
         command.spawn().expect("agent starts")
     }
 
+    /// Like [`Sandbox::spawn`] with stdout and stderr discarded, for runs whose output nobody reads (a long
+    /// answer would otherwise fill the pipe and block the agent).
+    pub fn spawn_quiet(&self, binary: &Path, args: &[&str]) -> tokio::process::Child {
+        let mut command = self.command(binary, args);
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        command.spawn().expect("agent starts")
+    }
+
     /// Like [`Sandbox::run`], with extra environment variables.
     pub async fn run_env(&self, binary: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut command = self.command(binary, args);

@@ -4,7 +4,8 @@
 //! Locking the file itself (rather than a `<file>.lock` sidecar) leaves nothing behind in the sessions folder
 //! and the kernel drops the lock when the descriptor closes, including when the process dies, so a crashed
 //! writer never leaves a stale lock. The lock belongs to the open file, so replacing the file by rename (a
-//! migration rewrite, [`super::store::write_forked_session`]) is only done for files no writer has open.
+//! migration rewrite, [`super::store::write_forked_session`]) is only done for files no writer has open. A new
+//! session file is locked under its temporary name, before it is linked into place.
 //! Readers take no lock. On non-Unix systems no lock is taken.
 
 use std::fs::File;
@@ -29,6 +30,12 @@ impl LockedSessionFile {
             .create(create)
             .open(path)
             .map_err(|source| SessionError::io("open", path, source))?;
+        Self::lock(file, path)
+    }
+
+    /// Takes the writer lock on `file`, already open for appending, which is (or is about to become) the
+    /// session file `path`.
+    pub(super) fn lock(file: File, path: &Path) -> Result<Self, SessionError> {
         try_lock_exclusive(&file).map_err(|source| {
             if source.kind() == io::ErrorKind::WouldBlock {
                 SessionError::Locked { path: path.to_owned() }

@@ -1,11 +1,13 @@
 //! Writing one session file the way pi does: nothing touches the disk until the session holds an assistant
-//! message; then the folder is created, the file locked, and the header plus every entry so far written in
-//! one go; after that each entry is appended as one complete line.
+//! message; then the folder is created and the file appears with the header plus every entry so far (written
+//! and synced under a temporary name, locked, then linked into place, so it never exists half-written);
+//! after that each entry is appended as one complete line. Nothing ever rewrites a file in place.
 //!
-//! Durability: lines are appended with one `write(2)` each on an `O_APPEND` descriptor and never fsynced. A
-//! killed process therefore loses nothing the kernel accepted, and at worst leaves a torn final line, which
-//! loading skips. A power loss can drop the last few lines; an fsync per entry would cost milliseconds on
-//! every tool result for little gain, so pi's behaviour (no fsync) is kept.
+//! Durability: later lines are appended with one `write(2)` each on an `O_APPEND` descriptor and never
+//! fsynced. A killed process therefore loses nothing the kernel accepted, and at worst leaves a torn final
+//! line, which loading skips and the next writer cuts off. A power loss can drop the last few lines; an fsync
+//! per entry would cost milliseconds on every tool result for little gain, so pi's behaviour (no fsync) is
+//! kept.
 
 use std::fs;
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
@@ -50,13 +52,12 @@ impl SessionStore {
     }
 
     /// Continues the existing file at `path` (already loaded as `loaded`): takes the writer lock now, so a
-    /// second writer fails here with [`SessionError::Locked`]. A torn final line left by a crash is closed
-    /// with a newline so the next entry starts on a line of its own.
+    /// second writer fails here with [`SessionError::Locked`]. A final line torn by a crash is cut off (it is
+    /// not JSON, so loading skipped it), so the file holds only whole lines again; a whole entry that only
+    /// lacks its newline gets one. Either way the next entry starts on a line of its own.
     pub fn open(path: &Path, loaded: &LoadedSession) -> Result<Self, SessionError> {
         let writer = LockedSessionFile::open_for_append(path, false)?;
-        if !ends_with_newline(path)? {
-            append(&writer, b"\n")?;
-        }
+        repair_torn_tail(&writer)?;
         Ok(Self { header: loaded.header.clone(), target: Target::File { path: path.to_owned(), writer: Some(writer) } })
     }
 
@@ -103,7 +104,6 @@ impl SessionStore {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(|source| SessionError::io("create the folder of", path, source))?;
         }
-        let opened = LockedSessionFile::open_for_append(path, true)?;
         let mut text = serde_json::to_string(&self.header)
             .map_err(|source| SessionError::Encode { path: path.clone(), source })?;
         text.push('\n');
@@ -111,8 +111,7 @@ impl SessionStore {
             text.push_str(&entry.to_line().map_err(|source| SessionError::Encode { path: path.clone(), source })?);
             text.push('\n');
         }
-        append(&opened, text.as_bytes())?;
-        *writer = Some(opened);
+        *writer = Some(create_whole(path, text.as_bytes())?);
         Ok(())
     }
 }
@@ -135,18 +134,78 @@ fn append(writer: &LockedSessionFile, bytes: &[u8]) -> Result<(), SessionError> 
     file.write_all(bytes).map_err(|source| SessionError::io("append to", writer.path(), source))
 }
 
-fn ends_with_newline(path: &Path) -> Result<bool, SessionError> {
+/// Creates the session file `path` holding `contents` and returns it locked for appending. The file appears
+/// whole: `contents` is written and synced under a temporary name in the same folder (locked before anything
+/// else can see it), then linked to `path`, so a crash or a failed write at any moment leaves either no
+/// session file or one with its header and first entries, never an empty or half-written one. An existing
+/// `path` is never replaced.
+fn create_whole(path: &Path, contents: &[u8]) -> Result<LockedSessionFile, SessionError> {
+    let temporary = temporary_path(path);
+    let created = (|| -> Result<LockedSessionFile, SessionError> {
+        let io = |source| SessionError::io("create", path, source);
+        let file = fs::File::options().append(true).create_new(true).open(&temporary).map_err(io)?;
+        let locked = LockedSessionFile::lock(file, path)?;
+        let mut file = locked.file();
+        file.write_all(contents).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        match fs::hard_link(&temporary, path) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => return Err(io(error)),
+            // A file system without hard links: rename instead (the name is a new one, see `create`).
+            Err(_) if !path.exists() => fs::rename(&temporary, path).map_err(io)?,
+            Err(error) => return Err(io(error)),
+        }
+        Ok(locked)
+    })();
+    let _ = fs::remove_file(&temporary);
+    created
+}
+
+/// A hidden name beside `path` for writing it before it appears (never listed as a session: not `.jsonl`).
+fn temporary_path(path: &Path) -> PathBuf {
+    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), super::ids::new_entry_id(|_| false)))
+}
+
+/// Cuts a final line that a crash tore (bytes after the last newline that are not JSON) and ends a whole last
+/// line that only lacks its newline. `writer` holds the lock, so nobody appends meanwhile.
+fn repair_torn_tail(writer: &LockedSessionFile) -> Result<(), SessionError> {
+    let path = writer.path();
     let read_error = |source| SessionError::io("read", path, source);
     let mut file = fs::File::open(path).map_err(read_error)?;
     let length = file.metadata().map_err(read_error)?.len();
-    if length == 0 {
-        return Ok(true);
+    // Read backwards a block at a time until the last newline (or the start of the file).
+    let mut tail: Vec<u8> = Vec::new();
+    let mut tail_start = length;
+    while tail_start > 0 {
+        let block = TAIL_BLOCK.min(tail_start);
+        let mut bytes = vec![0_u8; block as usize];
+        file.seek(SeekFrom::Start(tail_start - block)).map_err(read_error)?;
+        file.read_exact(&mut bytes).map_err(read_error)?;
+        if let Some(newline) = bytes.iter().rposition(|byte| *byte == b'\n') {
+            bytes.drain(..=newline);
+            bytes.append(&mut tail);
+            tail = bytes;
+            tail_start = tail_start - block + newline as u64 + 1;
+            break;
+        }
+        bytes.append(&mut tail);
+        tail = bytes;
+        tail_start -= block;
     }
-    file.seek(SeekFrom::End(-1)).map_err(read_error)?;
-    let mut last = [0_u8; 1];
-    file.read_exact(&mut last).map_err(read_error)?;
-    Ok(last[0] == b'\n')
+    if tail.is_empty() {
+        return Ok(());
+    }
+    // Judged as loading judges lines (decoded lossily), so a line loading takes is never cut.
+    if serde_json::from_str::<serde::de::IgnoredAny>(&String::from_utf8_lossy(&tail)).is_ok() {
+        return append(writer, b"\n");
+    }
+    writer.file().set_len(tail_start).map_err(|source| SessionError::io("cut the torn last line of", path, source))
 }
+
+/// Bytes read at a time when looking for the last newline.
+const TAIL_BLOCK: u64 = 64 * 1024;
 
 /// Writes a complete session file for a branched session (header with `parentSession`, then `entries`),
 /// atomically: readers see either no file or the whole of it.
@@ -162,9 +221,7 @@ pub fn write_forked_session(path: &Path, header: &SessionHeader, entries: &[Sess
 /// Replaces `path` with `contents` through a temporary file in the same folder and a rename, so the file is
 /// never seen half-written.
 pub(crate) fn write_file_atomically(path: &Path, contents: &[u8]) -> Result<(), SessionError> {
-    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let temporary = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), super::ids::new_entry_id(|_| false)));
+    let temporary = temporary_path(path);
     let result = (|| -> std::io::Result<()> {
         let mut file = fs::File::options().write(true).create_new(true).open(&temporary)?;
         file.write_all(contents)?;

@@ -1,7 +1,9 @@
 //! Crash safety: a child process (this test binary, re-executed) appends entries as fast as it can and is
 //! killed with SIGKILL at a random moment; the file must still load with at most a torn final line, every
 //! entry whole and the parent chain unbroken, and the dead writer's lock must be gone. While the child runs,
-//! a second writer in this process is refused with [`SessionError::Locked`].
+//! a second writer in this process is refused with [`SessionError::Locked`]. And a first flush that cannot be
+//! written whole (a file size limit cuts it, as a full disk or a kill in the middle of the write would) leaves
+//! no session file at all rather than an empty or headless one.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -126,4 +128,54 @@ fn a_killed_writer_leaves_a_loadable_file_and_no_lock() {
         assert!(reopened.is_ok(), "run {run}: the dead writer's lock is still held: {reopened:?}");
     }
     assert!(started.elapsed() < Duration::from_secs(30), "the crash runs took {:?}", started.elapsed());
+}
+
+/// Set to a folder, [`short_write_child`] flushes a new session there under a file size limit.
+const SHORT_WRITE_DIR_VARIABLE: &str = "PI_RUNTIME_TEST_SESSION_SHORT_WRITE_DIR";
+
+/// The child half of the short-write test; does nothing in a normal test run.
+#[test]
+fn short_write_child() {
+    let Some(dir) = std::env::var_os(SHORT_WRITE_DIR_VARIABLE) else { return };
+    // Files may grow to 40 bytes, less than the header: writing past that fails with EFBIG (SIGXFSZ ignored).
+    let limit = libc::rlimit { rlim_cur: 40, rlim_max: 40 };
+    // SAFETY: plain system calls on this (child) process, with a valid struct.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+    }
+    let mut store = SessionStore::create(Path::new(&dir), Path::new("/short/write"), NewSessionOptions::default());
+    let mut entries = Vec::new();
+    for kind in [user("hello"), assistant("an answer longer than the limit")] {
+        let id = new_entry_id(|_| false);
+        let mut value = serde_json::json!({"id": id, "parentId": entries.last().map(|e: &SessionEntry| e.id.clone()), "timestamp": iso_timestamp_now()});
+        if let (Some(fields), serde_json::Value::Object(own)) = (value.as_object_mut(), kind) {
+            fields.extend(own);
+        }
+        entries.push(SessionEntry::from_json(value).unwrap());
+    }
+    store.record(&entries[0], &entries[..1]).unwrap();
+    let failed = store.record(&entries[1], &entries);
+    assert!(failed.is_err(), "the first flush cannot fit in 40 bytes");
+    assert!(!store.is_persisted());
+}
+
+#[test]
+fn a_first_flush_cut_short_leaves_no_session_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["session::tests_crash::short_write_child", "--exact", "--test-threads=1"])
+        .env(SHORT_WRITE_DIR_VARIABLE, dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the child's own checks failed");
+    let left: Vec<(PathBuf, u64)> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .map(|entry| (entry.path(), entry.metadata().unwrap().len()))
+        .collect();
+    assert!(left.is_empty(), "a failed first flush left {left:?}");
 }

@@ -112,9 +112,78 @@ fn continuing_a_file_appends_after_a_torn_last_line() {
     assert!(store.is_persisted());
     let mut entries = loaded.entries;
     add(&mut store, &mut entries, user("again"));
+    // The torn line is cut, not left as a broken line in the middle of the file.
     let reloaded = load_session_file(&path).unwrap();
-    assert_eq!(reloaded.skipped_lines, 1);
+    assert_eq!(reloaded.skipped_lines, 0);
     assert_eq!(reloaded.entries, entries);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("dead") && text.ends_with('\n'), "{text}");
+    assert!(text.lines().all(|line| serde_json::from_str::<serde_json::Value>(line).is_ok()), "{text}");
+}
+
+#[test]
+fn continuing_a_file_keeps_a_whole_last_entry_that_lacks_its_newline() {
+    let root = tempfile::tempdir().unwrap();
+    let mut store = SessionStore::create(root.path(), Path::new("/w"), NewSessionOptions::default());
+    let mut entries = Vec::new();
+    add(&mut store, &mut entries, user("hi"));
+    add(&mut store, &mut entries, assistant("hello"));
+    let path = store.path().unwrap().to_owned();
+    drop(store);
+    // A writer that stopped right before the newline; the line is as long as several read blocks.
+    let last = entry(tool_result(&"t".repeat(200_000)), entries.last(), &entries);
+    let mut file = fs::File::options().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut file, last.to_line().unwrap().as_bytes()).unwrap();
+    drop(file);
+    entries.push(last);
+
+    let loaded = load_session_file(&path).unwrap();
+    assert_eq!(loaded.entries, entries, "loading takes the unterminated line");
+    let mut store = SessionStore::open(&path, &loaded).unwrap();
+    add(&mut store, &mut entries, assistant("after"));
+    let reloaded = load_session_file(&path).unwrap();
+    assert_eq!(reloaded.skipped_lines, 0);
+    assert_eq!(reloaded.entries, entries);
+}
+
+#[test]
+fn continuing_a_file_that_is_one_torn_line_after_the_header_cuts_to_the_header() {
+    let root = tempfile::tempdir().unwrap();
+    let mut store = SessionStore::create(root.path(), Path::new("/w"), NewSessionOptions::default());
+    let mut entries = Vec::new();
+    add(&mut store, &mut entries, assistant("hello"));
+    let path = store.path().unwrap().to_owned();
+    drop(store);
+    let header_line = fs::read_to_string(&path).unwrap().lines().next().unwrap().to_owned();
+    // Torn across many read blocks.
+    fs::write(&path, format!("{header_line}\n{{\"type\":\"message\",\"x\":\"{}", "y".repeat(300_000))).unwrap();
+
+    let loaded = load_session_file(&path).unwrap();
+    assert!(loaded.entries.is_empty());
+    let mut store = SessionStore::open(&path, &loaded).unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), format!("{header_line}\n"));
+    let mut entries = Vec::new();
+    add(&mut store, &mut entries, user("again"));
+    let reloaded = load_session_file(&path).unwrap();
+    assert_eq!((reloaded.skipped_lines, reloaded.entries), (0, entries));
+}
+
+#[test]
+fn the_first_flush_never_replaces_an_existing_file_and_leaves_no_temporary_file() {
+    let root = tempfile::tempdir().unwrap();
+    let mut store = SessionStore::create(root.path(), Path::new("/w"), NewSessionOptions::default());
+    let path = store.path().unwrap().to_owned();
+    fs::write(&path, "someone else's\n").unwrap();
+    let mut entries = Vec::new();
+    let first = entry(assistant("hello"), None, &entries);
+    entries.push(first);
+    assert!(store.record(entries.last().unwrap(), &entries).is_err());
+    assert_eq!(fs::read_to_string(&path).unwrap(), "someone else's\n");
+    let names: Vec<String> = fs::read_dir(root.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
 }
 
 #[test]
