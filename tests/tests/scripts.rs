@@ -74,3 +74,27 @@ fn no_script_pipes_into_a_reader_that_stops_early() {
     }
     assert!(offending.is_empty(), "pipes that can break under pipefail:\n{}", offending.join("\n"));
 }
+
+/// `scripts/bench-vs-pi` installs pi and Node from npm when it runs, so CI only checks that it parses and that
+/// `--help` and a bad argument are answered before anything is installed or built.
+#[test]
+fn bench_vs_pi_answers_help_and_bad_arguments_without_installing_anything() {
+    let script = workspace_root().join("scripts").join("bench-vs-pi");
+    let syntax = Command::new("bash").arg("-n").arg(&script).output().expect("bash runs");
+    assert!(syntax.status.success(), "{syntax:?}");
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let run = |args: &[&str]| {
+        Command::new(&script)
+            .args(args)
+            .env("BENCH_VS_PI_SCRATCH", scratch.path().join("bench"))
+            .output()
+            .expect("scripts/bench-vs-pi runs")
+    };
+    let help = run(&["--help"]);
+    assert_eq!(help.status.code(), Some(0), "{help:?}");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("usage: scripts/bench-vs-pi [--runs N]"), "{help:?}");
+    let bad = run(&["--runs", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--runs takes a positive number"), "{bad:?}");
+    assert!(!scratch.path().join("bench").exists(), "nothing is installed for --help or a bad argument");
+}
