@@ -21,10 +21,22 @@ use crate::validate::{schema_problems, semantic_problems};
 
 pub use locate::locate;
 
-/// Reads and validates the agent file at `path`.
+/// Reads and validates the agent file at `path`. A file that is not UTF-8 is an error located at its
+/// first invalid byte.
 pub fn load_spec(path: &Path) -> Result<AgentSpec, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read { path: path.to_path_buf(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| SpecError::Read { path: path.to_path_buf(), source })?;
+    let text = String::from_utf8(bytes).map_err(|error| not_utf8(path, error.as_bytes(), error.utf8_error()))?;
     parse_spec(path, &text)
+}
+
+/// The error for a file that is not UTF-8, at the line and column (in characters) of its first bad byte.
+fn not_utf8(path: &Path, bytes: &[u8], error: std::str::Utf8Error) -> SpecError {
+    let valid = String::from_utf8_lossy(&bytes[..error.valid_up_to()]);
+    let line = valid.matches('\n').count() + 1;
+    let column = valid.rsplit('\n').next().map_or(0, |last| last.chars().count()) + 1;
+    let byte = bytes.get(error.valid_up_to()).copied().unwrap_or_default();
+    let message = format!("the file is not UTF-8 text (byte 0x{byte:02X}); save it as UTF-8");
+    SpecError::Invalid(vec![Located::new(path, line, column, message)])
 }
 
 /// Parses agent YAML `text` (named `path` in errors; relative paths inside resolve against its directory).
@@ -32,7 +44,7 @@ pub fn parse_spec(path: &Path, text: &str) -> Result<AgentSpec, SpecError> {
     let document: serde_yaml::Value = serde_yaml::from_str(text).map_err(|error| {
         let message = error.to_string();
         let (line, column) = duplicate_key_position(text, &message)
-            .or_else(|| error.location().map(|at| (at.line(), at.column())))
+            .or_else(|| error.location().map(|at| within_text(text, at.line(), at.column())))
             .unwrap_or((1, 1));
         SpecError::Invalid(vec![Located::new(path, line, column, syntax_message(&message))])
     })?;
@@ -108,12 +120,25 @@ fn locate_all(path: &Path, text: &str, problems: Vec<Problem>) -> Vec<Located> {
         .into_iter()
         .map(|problem| {
             let (line, column) = locate(text, &problem.path, problem.target);
+            let (line, column) = within_text(text, line, column);
             Located::new(path, line, column, format!("{}: {}", problem.path, problem.message))
         })
         .collect();
     located.sort_by_key(|error| (error.line, error.column));
     located.dedup();
     located
+}
+
+/// `line:column` moved onto the text: serde_yaml places an error at the end of a file without a final
+/// newline on the line after the last one, which an editor cannot show.
+fn within_text(text: &str, line: usize, column: usize) -> (usize, usize) {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let width = |line: usize| lines.get(line - 1).map_or(0, |text| text.chars().count());
+    if line > lines.len() {
+        return (lines.len(), width(lines.len()) + 1);
+    }
+    let line = line.max(1);
+    (line, column.clamp(1, width(line) + 1))
 }
 
 /// serde_yaml's message without its trailing " at line X column Y" (the location is printed in front).

@@ -1,0 +1,154 @@
+//! Property tests of the streaming tool-argument parser (`parse_streaming_json`): every prefix of valid
+//! JSON reads without a panic, the whole text reads exactly as serde_json reads it, and garbage never
+//! panics. Bounded for CI; `scripts/fuzz` runs more cases.
+
+mod fuzz_support;
+
+use fuzz_support::{config, json_object, json_value, within};
+use pi_runtime::ai::parse_streaming_json;
+use proptest::prelude::*;
+use serde_json::Value;
+
+/// A `\uD800`-`\uDBFF` escape followed by a `\u` escape below `DC00`: the input of the known overflow in
+/// `partial_json.rs` (ignored test below), kept out of the random inputs until it is fixed.
+static KNOWN_SURROGATE_BUG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)\\ud[89ab][0-9a-f]{2}\\u([0-9a-c][0-9a-f]{3}|d[0-9ab][0-9a-f]{2})").expect("valid regex")
+});
+
+/// Parses every prefix (at char boundaries) of `text` on a guarded thread; returns the results.
+fn parse_prefixes(text: String) -> Vec<(usize, Value)> {
+    let shown = text.clone();
+    within(
+        move || shown,
+        move || {
+            text.char_indices()
+                .map(|(at, _)| at)
+                .chain([text.len()])
+                .map(|at| (at, parse_streaming_json(&text[..at])))
+                .collect()
+        },
+    )
+}
+
+fn parse_guarded(text: String) -> Value {
+    let shown = text.clone();
+    within(move || shown, move || parse_streaming_json(&text))
+}
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    #[test]
+    fn every_prefix_of_an_object_reads_as_an_object(value in json_object(), pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }
+            .expect("serialize");
+        let results = parse_prefixes(text.clone());
+        for (at, partial) in &results {
+            prop_assert!(partial.is_object(), "prefix {:?} read as {partial}", &text[..*at]);
+        }
+        let (_, whole) = results.last().expect("the whole text is one of the prefixes");
+        prop_assert_eq!(whole, &value);
+    }
+
+    #[test]
+    fn every_prefix_of_any_value_reads_without_panicking(value in json_value(), pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }
+            .expect("serialize");
+        let results = parse_prefixes(text.clone());
+        let strict: Value = serde_json::from_str(&text).expect("serde_json reads its own output");
+        let (_, whole) = results.last().expect("the whole text is one of the prefixes");
+        prop_assert_eq!(whole, &strict);
+    }
+
+    /// Valid JSON with spacing and escapes serde_json never writes (`\u00e9`, `\/`, surrogate pairs).
+    #[test]
+    fn hand_written_json_reads_like_serde_json(text in hand_written_json()) {
+        let results = parse_prefixes(text.clone());
+        if let Ok(strict) = serde_json::from_str::<Value>(&text) {
+            let (_, whole) = results.last().expect("the whole text is one of the prefixes");
+            prop_assert_eq!(whole, &strict);
+        }
+    }
+
+    #[test]
+    fn garbage_never_panics(text in any::<String>()) {
+        parse_guarded(text);
+    }
+
+    #[test]
+    fn json_like_garbage_never_panics(text in json_like_garbage()) {
+        // Until the overflow below is fixed (see `a_high_surrogate_followed_by_a_non_low_surrogate_...`).
+        prop_assume!(!KNOWN_SURROGATE_BUG.is_match(&text));
+        parse_guarded(text);
+    }
+}
+
+/// JSON text with escapes and spacing of every kind, sometimes not quite valid.
+fn hand_written_json() -> impl Strategy<Value = String> {
+    let token = prop_oneof![
+        Just("{".to_owned()),
+        Just("}".to_owned()),
+        Just("[".to_owned()),
+        Just("]".to_owned()),
+        Just(",".to_owned()),
+        Just(":".to_owned()),
+        Just(" \n\t\r".to_owned()),
+        Just("\"k\"".to_owned()),
+        Just("\"\\u00e9\\/\\b\\f\\n\\r\\t\\\\\\\"\"".to_owned()),
+        Just("\"\\ud83d\\ude00\"".to_owned()),
+        Just("-12.5e+3".to_owned()),
+        Just("0".to_owned()),
+        Just("true".to_owned()),
+        Just("null".to_owned()),
+    ];
+    prop::collection::vec(token, 0..24).prop_map(|tokens| tokens.concat())
+}
+
+/// Garbage made of JSON's own pieces, including escapes cut short and lone surrogates.
+fn json_like_garbage() -> impl Strategy<Value = String> {
+    let token = prop_oneof![
+        Just("{".to_owned()),
+        Just("}".to_owned()),
+        Just("[".to_owned()),
+        Just("]".to_owned()),
+        Just(",".to_owned()),
+        Just(":".to_owned()),
+        Just("\"".to_owned()),
+        Just("\\".to_owned()),
+        Just("\\u".to_owned()),
+        Just("\\ud800".to_owned()),
+        Just("\\udc00".to_owned()),
+        Just("\\uD83D".to_owned()),
+        Just("\\uZZZZ".to_owned()),
+        Just("\\x".to_owned()),
+        Just("1e".to_owned()),
+        Just("-".to_owned()),
+        Just(".".to_owned()),
+        Just("tru".to_owned()),
+        Just("nul".to_owned()),
+        Just("é".to_owned()),
+        Just("😀".to_owned()),
+        "[0-9a-fA-F]{1,4}",
+        "[ -~]{1,3}",
+    ];
+    prop::collection::vec(token, 0..24).prop_map(|tokens| tokens.concat())
+}
+
+/// A `\uXXXX` high surrogate followed by an escape that is not a low surrogate, in an unfinished
+/// string: the parser computes the code point as `0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)`
+/// with a wrapping subtraction, and the addition overflows (a panic in debug builds).
+#[test]
+#[ignore = "bug: runtime/src/ai/partial_json.rs unicode_escape overflows on a high surrogate followed by \\u0041"]
+fn a_high_surrogate_followed_by_a_non_low_surrogate_does_not_overflow() {
+    let value = parse_guarded(r#"{"t": "\ud800\u0041"#.to_owned());
+    assert!(value.get("t").is_some_and(Value::is_string), "{value}");
+}
+
+/// Deeply nested unfinished JSON (a model streaming `[[[[…`): serde_json stops at its recursion limit, then
+/// the prefix reader recurses once per level with no limit and overflows the stack (the process aborts).
+#[test]
+#[ignore = "bug: runtime/src/ai/partial_json.rs recurses without a depth limit; 100,000 '[' overflow the stack"]
+fn deeply_nested_unfinished_json_does_not_overflow_the_stack() {
+    let value = parse_guarded("[".repeat(100_000));
+    assert!(value.is_array() || value.is_object(), "{value}");
+}
