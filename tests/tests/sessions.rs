@@ -147,6 +147,28 @@ async fn a_session_written_by_pi_loads_and_the_next_request_carries_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_session_of_a_newer_version_is_continued_with_a_warning() {
+    let binary = agent_binary("pi");
+    let mock = server(json!([{"text": "Still here."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let session = sandbox.root.path().join("newer.jsonl");
+    let header = json!({"type": "session", "version": 4, "id": "s4", "timestamp": "2026-11-25T10:00:00.000Z",
+        "cwd": sandbox.root.path().to_string_lossy()});
+    let user = json!({"type": "message", "id": "00000001", "parentId": null, "timestamp": "2026-11-25T10:00:01.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "Earlier question"}], "timestamp": 1}});
+    std::fs::write(&session, format!("{header}\n{user}\n")).expect("session file");
+
+    let path = session.to_string_lossy().into_owned();
+    let output = sandbox.run(&binary, &[&MODEL_ARGS[..], &["--session", &path, "-p", "And now?"]].concat()).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let warning = stderr(&output);
+    assert!(warning.contains(&format!("Warning: session file {path} is version 4, newer than version 3")), "{warning}");
+    let sent = conversation(&mock.requests()[0].body);
+    assert_eq!(sent, [pair("user", "Earlier question"), pair("user", "And now?")]);
+    assert_eq!(lines(&session)[0]["version"], 4, "the header is left as it was");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_503_then_success_is_retried_with_backoff() {
     let binary = agent_binary("pi");
     let unavailable = json!({"error": {"status": 503, "body": {"error": {"message": "upstream overloaded"}},

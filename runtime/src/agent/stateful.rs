@@ -403,9 +403,9 @@ impl Agent {
     async fn record_failure(&self, error: String, aborted: bool, model: &Model, sink: &StateSink<'_>) {
         let failure = AssistantMessage {
             content: vec![AssistantContent::text("")],
-            api: model.api.clone(),
-            provider: model.provider.clone(),
-            model: model.id.clone(),
+            api: model.api.as_str().into(),
+            provider: model.provider.as_str().into(),
+            model: model.id.as_str().into(),
             stop_reason: if aborted { StopReason::Aborted } else { StopReason::Error },
             error_message: Some(error.clone()),
             timestamp: now_ms(),

@@ -11,7 +11,11 @@ pub(crate) fn push_block_start(
 ) -> (usize, AssistantMessageEvent) {
     let index = message.content.len();
     if thinking {
-        let block = ThinkingContent { thinking: String::new(), thinking_signature: signature, redacted: None };
+        let block = ThinkingContent {
+            thinking: Default::default(),
+            thinking_signature: signature.map(Into::into),
+            redacted: None,
+        };
         message.content.push(AssistantContent::Thinking(block));
         (index, AssistantMessageEvent::ThinkingStart { content_index: index, partial: message.clone() })
     } else {
@@ -25,10 +29,10 @@ pub(crate) fn block_end_event(message: &AssistantMessage, index: usize) -> Optio
     let partial = message.clone();
     match message.content.get(index) {
         Some(AssistantContent::Text(t)) => {
-            Some(AssistantMessageEvent::TextEnd { content_index: index, content: t.text.clone(), partial })
+            Some(AssistantMessageEvent::TextEnd { content_index: index, content: t.text.to_string(), partial })
         }
         Some(AssistantContent::Thinking(t)) => {
-            Some(AssistantMessageEvent::ThinkingEnd { content_index: index, content: t.thinking.clone(), partial })
+            Some(AssistantMessageEvent::ThinkingEnd { content_index: index, content: t.thinking.to_string(), partial })
         }
         _ => None,
     }

@@ -12,7 +12,7 @@ pub fn parse_streaming_json(text: &str) -> Value {
     if let Ok(value) = serde_json::from_str::<Value>(text) {
         return value;
     }
-    let mut parser = Prefix { bytes: text.as_bytes(), text, pos: 0 };
+    let mut parser = Prefix { bytes: text.as_bytes(), text, pos: 0, depth: 0 };
     match parser.value() {
         Err(Stop::Eof(Some(value))) => value,
         // A complete value followed by garbage, a syntax error, or nothing at all.
@@ -30,7 +30,12 @@ struct Prefix<'a> {
     bytes: &'a [u8],
     text: &'a str,
     pos: usize,
+    /// Objects and arrays open around the current position.
+    depth: usize,
 }
+
+/// Deeper nesting is not arguments but garbage (serde_json refuses it too); reading it would exhaust the stack.
+const MAX_DEPTH: usize = 128;
 
 impl Prefix<'_> {
     fn skip_ws(&mut self) {
@@ -47,8 +52,9 @@ impl Prefix<'_> {
 
     fn value(&mut self) -> Result<Value, Stop> {
         match self.peek(|| None)? {
-            b'{' => self.object(),
-            b'[' => self.array(),
+            b'{' | b'[' if self.depth >= MAX_DEPTH => Err(Stop::Invalid),
+            b'{' => self.nested(Self::object),
+            b'[' => self.nested(Self::array),
             b'"' => self.string().map(Value::String),
             b't' => self.literal("true", Value::Bool(true)),
             b'f' => self.literal("false", Value::Bool(false)),
@@ -56,6 +62,13 @@ impl Prefix<'_> {
             b'-' | b'0'..=b'9' => self.number(),
             _ => Err(Stop::Invalid),
         }
+    }
+
+    fn nested(&mut self, read: fn(&mut Self) -> Result<Value, Stop>) -> Result<Value, Stop> {
+        self.depth += 1;
+        let value = read(self);
+        self.depth -= 1;
+        value
     }
 
     fn object(&mut self) -> Result<Value, Stop> {
@@ -195,7 +208,12 @@ impl Prefix<'_> {
             _ => return Ok(Some('\u{FFFD}')),
         }
         let Some(low) = self.hex4()? else { return Ok(None) };
-        let code = 0x10000 + ((high - 0xD800) << 10) + low.wrapping_sub(0xDC00);
+        if !(0xDC00..0xE000).contains(&low) {
+            // Not a low half: the lone high half is unreadable, and the escape after it is read on its own.
+            self.pos -= 6;
+            return Ok(Some('\u{FFFD}'));
+        }
+        let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
         Ok(Some(char::from_u32(code).unwrap_or('\u{FFFD}')))
     }
 
@@ -294,6 +312,8 @@ mod tests {
         assert_eq!(parse_streaming_json(r#"{"t": "\u00e9x"#), json!({"t": "éx"}));
         assert_eq!(parse_streaming_json(r#"{"t": "\ud83d\ude00!"#), json!({"t": "😀!"}));
         assert_eq!(parse_streaming_json(r#"{"t": "\ud83d"#), json!({"t": ""}));
+        assert_eq!(parse_streaming_json(r#"{"t": "\ud800\u0041"#), json!({"t": "\u{FFFD}A"}));
+        assert_eq!(parse_streaming_json(r#"{"t": "\uD83D\uD83D\uDE00"#), json!({"t": "\u{FFFD}😀"}));
         assert_eq!(parse_streaming_json(r#"{"t": "héllo wör"#), json!({"t": "héllo wör"}));
     }
 }

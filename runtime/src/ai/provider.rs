@@ -169,9 +169,9 @@ impl ApiProvider for ProviderRegistry {
 pub fn empty_assistant_message(model: &Model) -> AssistantMessage {
     AssistantMessage {
         content: Vec::new(),
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
+        api: model.api.as_str().into(),
+        provider: model.provider.as_str().into(),
+        model: model.id.as_str().into(),
         timestamp: now_ms(),
         ..AssistantMessage::default()
     }

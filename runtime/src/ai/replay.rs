@@ -283,7 +283,7 @@ mod tests {
     #[test]
     fn calls_left_open_at_the_end_are_answered_and_same_model_blocks_keep_signatures() {
         let signed_empty = AssistantContent::Thinking(ThinkingContent {
-            thinking: String::new(),
+            thinking: Default::default(),
             thinking_signature: Some("{\"id\":\"rs_1\"}".into()),
             redacted: None,
         });

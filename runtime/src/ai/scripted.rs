@@ -232,7 +232,7 @@ impl Player {
                 .await
             }
             ScriptedBlock::Thinking(thinking) => {
-                let block = ThinkingContent { thinking: String::new(), thinking_signature: None, redacted: None };
+                let block = ThinkingContent { thinking: Default::default(), thinking_signature: None, redacted: None };
                 self.message.content.push(AssistantContent::Thinking(block));
                 self.send(AssistantMessageEvent::ThinkingStart { content_index: index, partial: self.partial() })
                     .await?;

@@ -6,8 +6,9 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
@@ -275,21 +276,30 @@ async fn read_body<S, B, E, D>(
 ) -> Result<(), Failure>
 where
     S: futures_util::Stream<Item = Result<B, E>> + Unpin,
-    B: AsRef<[u8]>,
+    B: Into<Bytes>,
     E: std::fmt::Display,
     D: StreamDecoder,
 {
-    let mut sse = body.eventsource();
+    let mut sse = super::sse_body::event_pieces(body).eventsource();
     let mut events = Vec::new();
     loop {
-        let next = tokio::select! {
-            biased;
-            // Like the SDKs on abort: stop reading quietly; blocks still close, then the abort check fails.
-            _ = cancel.cancelled() => break,
-            next = tokio::time::timeout(idle_timeout, sse.next()) => next.map_err(|_| Failure::Error(DecodeError {
-                message: TIMED_OUT.to_owned(),
-                kind: Some(ProviderErrorKind::Network),
-            }))?,
+        // Like the SDKs on abort: stop reading quietly; blocks still close, then the abort check fails.
+        if cancel.is_cancelled() {
+            break;
+        }
+        // An event already received is taken at once; only an empty buffer waits (for data, the abort or
+        // the idle timeout), so most events cost no timer and no wake-up registration.
+        let ready = sse.next().now_or_never();
+        let next = match ready {
+            Some(next) => next,
+            None => tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break,
+                next = tokio::time::timeout(idle_timeout, sse.next()) => next.map_err(|_| Failure::Error(DecodeError {
+                    message: TIMED_OUT.to_owned(),
+                    kind: Some(ProviderErrorKind::Network),
+                }))?,
+            },
         };
         let Some(event) = next else { break };
         let event = event.map_err(|error| match error {

@@ -81,7 +81,10 @@ pub(super) fn prepare_in(
     for warning in warnings.iter().chain(&tool_warnings) {
         eprintln!("Warning: {warning}");
     }
-    let session = open_session(definition, args, agent_dir, cwd)?;
+    let mut session = open_session(definition, args, agent_dir, cwd)?;
+    for warning in session.take_warnings() {
+        eprintln!("Warning: {warning}");
+    }
     let resolved = resolve_with_session(definition, args, agent_dir, &settings, &session)?;
     let registry = Arc::new(default_registry());
     let api_key = resolved.api_key.clone();

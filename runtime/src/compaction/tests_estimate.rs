@@ -27,7 +27,7 @@ fn estimates_are_a_quarter_of_the_characters_rounded_up() {
     let thinking = AgentMessage::Assistant(AssistantMessage {
         content: vec![
             AssistantContent::Thinking(ThinkingContent {
-                thinking: chars(6),
+                thinking: chars(6).into(),
                 thinking_signature: None,
                 redacted: None,
             }),

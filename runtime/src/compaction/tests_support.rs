@@ -17,11 +17,11 @@ pub fn chars(n: usize) -> String {
     "x".repeat(n)
 }
 
-pub fn user(text: impl Into<String>) -> AgentMessage {
+pub fn user(text: impl Into<crate::protocol::SharedText>) -> AgentMessage {
     AgentMessage::User(UserMessage::text(text))
 }
 
-pub fn assistant(text: impl Into<String>) -> AgentMessage {
+pub fn assistant(text: impl Into<crate::protocol::SharedText>) -> AgentMessage {
     AgentMessage::Assistant(AssistantMessage { content: vec![AssistantContent::text(text)], ..Default::default() })
 }
 
@@ -30,7 +30,7 @@ pub fn tool_call(name: &str, arguments: Value) -> AgentMessage {
     AgentMessage::Assistant(AssistantMessage { content: vec![AssistantContent::ToolCall(call)], ..Default::default() })
 }
 
-pub fn tool_result(text: impl Into<String>) -> AgentMessage {
+pub fn tool_result(text: impl Into<crate::protocol::SharedText>) -> AgentMessage {
     AgentMessage::ToolResult(ToolResultMessage {
         tool_call_id: "call".to_owned(),
         tool_name: "read".to_owned(),

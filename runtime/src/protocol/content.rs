@@ -3,16 +3,19 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::SharedText;
+use super::tag_first::deserialize_tag_first;
+
 /// Plain text. `textSignature` carries provider metadata (openai-responses message ids).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
-    pub text: String,
+    pub text: SharedText,
     #[serde(rename = "textSignature", default, skip_serializing_if = "Option::is_none")]
-    pub text_signature: Option<String>,
+    pub text_signature: Option<SharedText>,
 }
 
 impl TextContent {
-    pub fn new(text: impl Into<String>) -> Self {
+    pub fn new(text: impl Into<SharedText>) -> Self {
         Self { text: text.into(), text_signature: None }
     }
 }
@@ -20,9 +23,9 @@ impl TextContent {
 /// Model reasoning. `thinkingSignature` is replayed to the same model; `redacted` marks opaque reasoning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThinkingContent {
-    pub thinking: String,
+    pub thinking: SharedText,
     #[serde(rename = "thinkingSignature", default, skip_serializing_if = "Option::is_none")]
-    pub thinking_signature: Option<String>,
+    pub thinking_signature: Option<SharedText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redacted: Option<bool>,
 }
@@ -46,7 +49,7 @@ pub struct ToolCall {
 }
 
 /// A block in a user message or a tool result: text or image.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
 pub enum UserContent {
@@ -57,7 +60,7 @@ pub enum UserContent {
 }
 
 impl UserContent {
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<SharedText>) -> Self {
         Self::Text(TextContent::new(text))
     }
 
@@ -71,7 +74,7 @@ impl UserContent {
 }
 
 /// A block in an assistant message: text, thinking or a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
 pub enum AssistantContent {
@@ -84,7 +87,18 @@ pub enum AssistantContent {
 }
 
 impl AssistantContent {
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<SharedText>) -> Self {
         Self::Text(TextContent::new(text))
     }
 }
+
+deserialize_tag_first!(UserContent, "type", "a content block", {
+    "text" => Text(TextContent),
+    "image" => Image(ImageContent),
+});
+
+deserialize_tag_first!(AssistantContent, "type", "a content block", {
+    "text" => Text(TextContent),
+    "thinking" => Thinking(ThinkingContent),
+    "toolCall" => ToolCall(ToolCall),
+});

@@ -159,7 +159,7 @@ pub struct AgentToolResult {
 
 impl AgentToolResult {
     /// A result with one text block and no details.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<crate::protocol::SharedText>) -> Self {
         Self { content: vec![UserContent::text(text)], details: None }
     }
 }

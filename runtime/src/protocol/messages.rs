@@ -5,14 +5,42 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::content::{AssistantContent, UserContent};
+use super::tag_first::deserialize_tag_first;
 use super::usage::{StopReason, Usage};
 
 /// User or custom message content: pi accepts a plain string or a block array and keeps the form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum MessageContent {
     Text(String),
     Blocks(Vec<UserContent>),
+}
+
+impl<'de> Deserialize<'de> for MessageContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+        impl<'de> serde::de::Visitor<'de> for ContentVisitor {
+            type Value = MessageContent;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or an array of content blocks")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<MessageContent, E> {
+                Ok(MessageContent::Text(text.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<MessageContent, E> {
+                Ok(MessageContent::Text(text))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, blocks: A) -> Result<MessageContent, A::Error> {
+                let deserializer = serde::de::value::SeqAccessDeserializer::new(blocks);
+                Vec::<UserContent>::deserialize(deserializer).map(MessageContent::Blocks)
+            }
+        }
+        deserializer.deserialize_any(ContentVisitor)
+    }
 }
 
 impl MessageContent {
@@ -47,7 +75,7 @@ pub struct UserMessage {
 
 impl UserMessage {
     /// A user message with one text block, stamped now.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<super::SharedText>) -> Self {
         Self { content: MessageContent::Blocks(vec![UserContent::text(text)]), timestamp: super::now_ms() }
     }
 }
@@ -55,9 +83,12 @@ impl UserMessage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AssistantMessage {
     pub content: Vec<AssistantContent>,
-    pub api: String,
-    pub provider: String,
-    pub model: String,
+    #[serde(deserialize_with = "super::shared_text::deserialize_interned")]
+    pub api: super::SharedText,
+    #[serde(deserialize_with = "super::shared_text::deserialize_interned")]
+    pub provider: super::SharedText,
+    #[serde(deserialize_with = "super::shared_text::deserialize_interned")]
+    pub model: super::SharedText,
     pub usage: Usage,
     #[serde(rename = "stopReason")]
     pub stop_reason: StopReason,
@@ -152,7 +183,7 @@ pub struct CompactionSummaryMessage {
 }
 
 /// A message the LLM understands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role")]
 #[non_exhaustive]
 pub enum Message {
@@ -165,7 +196,7 @@ pub enum Message {
 }
 
 /// Any message the agent keeps: the LLM roles plus the coding agent's own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role")]
 #[non_exhaustive]
 pub enum AgentMessage {
@@ -226,3 +257,19 @@ impl From<Message> for AgentMessage {
         }
     }
 }
+
+deserialize_tag_first!(Message, "role", "a message", {
+    "user" => User(UserMessage),
+    "assistant" => Assistant(AssistantMessage),
+    "toolResult" => ToolResult(ToolResultMessage),
+});
+
+deserialize_tag_first!(AgentMessage, "role", "a message", {
+    "user" => User(UserMessage),
+    "assistant" => Assistant(AssistantMessage),
+    "toolResult" => ToolResult(ToolResultMessage),
+    "bashExecution" => BashExecution(BashExecutionMessage),
+    "custom" => Custom(CustomMessage),
+    "branchSummary" => BranchSummary(BranchSummaryMessage),
+    "compactionSummary" => CompactionSummary(CompactionSummaryMessage),
+});

@@ -7,6 +7,8 @@ mod content;
 mod events;
 pub(crate) mod js_number;
 mod messages;
+mod shared_text;
+mod tag_first;
 mod tagged;
 #[cfg(test)]
 mod tests_wire;
@@ -22,4 +24,5 @@ pub use messages::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
     CustomMessage, Message, MessageContent, ToolResultMessage, UserMessage,
 };
+pub use shared_text::SharedText;
 pub use usage::{Cost, StopReason, Usage};

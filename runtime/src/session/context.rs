@@ -2,7 +2,7 @@
 //! `buildSessionContext`, with compaction applied), the thinking level and model restored from that path,
 //! and the coding agent's `convertToLlm`, which turns its own message roles into user messages.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use super::entries::{EntryKind, SessionEntry};
@@ -63,7 +63,9 @@ pub(crate) fn build_indexed(
     leaf: Option<&str>,
 ) -> SessionContext {
     let Some(leaf) = leaf else { return SessionContext::default() };
-    let Some(leaf_index) = lookup(leaf).or_else(|| entries.len().checked_sub(1)) else {
+    let last = entries.len().checked_sub(1);
+    let leaf_is_last = last.is_some_and(|last| entries[last].id == leaf);
+    let Some(leaf_index) = (if leaf_is_last { last } else { lookup(leaf).or(last) }) else {
         return SessionContext::default();
     };
     let path: Vec<&SessionEntry> =
@@ -71,17 +73,23 @@ pub(crate) fn build_indexed(
 
     let mut context = SessionContext::default();
     let mut compaction_at = None;
+    let mut thinking_level = None;
+    let mut model = None;
     for (position, entry) in path.iter().enumerate() {
         match &entry.kind {
-            EntryKind::ThinkingLevelChange { thinking_level } => context.thinking_level = thinking_level.clone(),
-            EntryKind::ModelChange { provider, model_id } => context.model = Some((provider.clone(), model_id.clone())),
+            EntryKind::ThinkingLevelChange { thinking_level: level } => thinking_level = Some(level),
+            EntryKind::ModelChange { provider, model_id } => model = Some((provider.as_str(), model_id.as_str())),
             EntryKind::Message { message: AgentMessage::Assistant(assistant) } => {
-                context.model = Some((assistant.provider.clone(), assistant.model.clone()));
+                model = Some((assistant.provider.as_str(), assistant.model.as_str()));
             }
             EntryKind::Compaction { .. } => compaction_at = Some(position),
             _ => {}
         }
     }
+    if let Some(level) = thinking_level {
+        context.thinking_level = level.clone();
+    }
+    context.model = model.map(|(provider, id)| (provider.to_owned(), id.to_owned()));
 
     let compaction = compaction_at.and_then(|position| match &path[position].kind {
         EntryKind::Compaction { first_kept_entry_id, .. } => Some((position, path[position], first_kept_entry_id)),
@@ -108,10 +116,10 @@ pub(crate) fn path_indices(
     start: usize,
 ) -> Vec<usize> {
     let mut path = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = vec![false; entries.len()];
     let mut current = (start < entries.len()).then_some(start);
     while let Some(index) = current {
-        if !seen.insert(index) {
+        if std::mem::replace(&mut seen[index], true) {
             break;
         }
         path.push(index);

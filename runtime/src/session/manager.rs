@@ -21,6 +21,8 @@ pub struct SessionManager {
     store: SessionStore,
     /// The working directory the session belongs to (its header's `cwd`).
     cwd: PathBuf,
+    /// What the user should hear about the file that was opened (a newer version).
+    warnings: Vec<String>,
 }
 
 /// Where a run keeps its sessions: `<agent dir>/sessions/--<cwd>--/` unless a session directory is given
@@ -40,7 +42,12 @@ impl SessionManager {
 
     fn create_with(dir: &Path, cwd: &Path, options: NewSessionOptions) -> Result<Self, SessionError> {
         std::fs::create_dir_all(dir).map_err(|source| SessionError::io("create", dir, source))?;
-        Ok(Self { tree: SessionTree::new(), store: SessionStore::create(dir, cwd, options), cwd: cwd.to_path_buf() })
+        Ok(Self {
+            tree: SessionTree::new(),
+            store: SessionStore::create(dir, cwd, options),
+            cwd: cwd.to_path_buf(),
+            warnings: Vec::new(),
+        })
     }
 
     /// An existing session file, locked for writing; its entries become the tree, the leaf its last entry.
@@ -48,7 +55,8 @@ impl SessionManager {
         let loaded = load_session_file(path)?;
         let store = SessionStore::open(path, &loaded)?;
         let cwd = PathBuf::from(&loaded.header.cwd);
-        Ok(Self { tree: SessionTree::from_entries(loaded.entries), store, cwd })
+        let warnings = loaded.version_warning(path).into_iter().collect();
+        Ok(Self { tree: SessionTree::from_entries(loaded.entries), store, cwd, warnings })
     }
 
     /// The newest session in `dir` with a valid header, or a new one when there is none.
@@ -65,7 +73,17 @@ impl SessionManager {
     }
 
     fn in_memory_with(cwd: &Path, options: NewSessionOptions) -> Self {
-        Self { tree: SessionTree::new(), store: SessionStore::in_memory(cwd, options), cwd: cwd.to_path_buf() }
+        Self {
+            tree: SessionTree::new(),
+            store: SessionStore::in_memory(cwd, options),
+            cwd: cwd.to_path_buf(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Warnings about the opened file, to show before it is used (taken once).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     pub fn header(&self) -> &SessionHeader {

@@ -163,3 +163,35 @@ fn the_newest_session_with_a_header_is_continued() {
     fs::write(dir.path().join(session_file_name("2026-01-02T00:00:00.000Z", "b")), "oops\n").unwrap();
     assert_eq!(find_most_recent_session(dir.path()), Some(good));
 }
+
+#[test]
+fn a_newer_version_loads_with_a_warning_and_the_current_one_without() {
+    let line = |version: u32| {
+        format!(
+            "{{\"type\":\"session\",\"version\":{version},\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\
+             \"cwd\":\"/w\"}}\n{{\"type\":\"model_change\",\"id\":\"00000001\",\"parentId\":null,\"timestamp\":\"t\",\
+             \"provider\":\"p\",\"modelId\":\"m\"}}\n{{\"type\":\"future_kind\",\"id\":\"00000002\",\
+             \"parentId\":\"00000001\",\"timestamp\":\"t\"}}\n"
+        )
+    };
+    let path = Path::new("/w/s.jsonl");
+    let newer = parse_session_text(&line(4)).unwrap();
+    assert!(!newer.migrated);
+    assert_eq!(newer.entries.len(), 2, "the unknown kind is kept for writing back");
+    let warning = newer.version_warning(path).unwrap();
+    assert!(warning.contains("/w/s.jsonl is version 4, newer than version 3"), "{warning}");
+    assert_eq!(parse_session_text(&line(3)).unwrap().version_warning(path), None);
+}
+
+#[test]
+fn message_lines_read_the_same_whatever_the_order_of_their_fields() {
+    let tag_first = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"hi \"there\""}],"timestamp":1}}"#;
+    let tag_last = r#"{"message":{"timestamp":1,"content":[{"text":"hi \"there\"","type":"text"}],"role":"user"},"timestamp":"t","parentId":null,"id":"a1","type":"message"}"#;
+    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    let first = parse_session_text(&format!("{header}\n{tag_first}\n")).unwrap();
+    let last = parse_session_text(&format!("{header}\n{tag_last}\n")).unwrap();
+    assert_eq!(first.skipped_lines + last.skipped_lines, 0);
+    assert_eq!(first.entries, last.entries);
+    assert!(matches!(&first.entries[0].kind, EntryKind::Message { message: AgentMessage::User(_) }));
+    assert_eq!(session_text(&first.header, &first.entries).unwrap(), format!("{header}\n{tag_first}\n"));
+}

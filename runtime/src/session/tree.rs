@@ -66,7 +66,7 @@ struct LabelSlot {
 /// A session's entries as a tree with a movable leaf.
 pub struct SessionTree {
     entries: Vec<SessionEntry>,
-    by_id: HashMap<String, usize>,
+    by_id: foldhash::HashMap<String, usize>,
     leaf: Option<String>,
     labels: HashMap<String, LabelSlot>,
     label_order: u64,
@@ -91,7 +91,7 @@ impl SessionTree {
     pub fn new() -> Self {
         Self {
             entries: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: foldhash::HashMap::default(),
             leaf: None,
             labels: HashMap::new(),
             label_order: 0,

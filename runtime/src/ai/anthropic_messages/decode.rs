@@ -1,11 +1,14 @@
 //! Turns Anthropic Messages stream events into assistant-message events: content blocks matched by
 //! their stream `index`, signatures, partial tool input, usage and cost, stop reasons, and errors.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::ai::Model;
 use crate::ai::ProviderErrorKind;
-use crate::ai::partial_json::parse_streaming_json;
+use crate::ai::streaming_arguments::StreamingArguments;
 use crate::ai::transport::{DecodeError, Flow, StreamDecoder};
 use crate::protocol::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, TextContent, ThinkingContent, ToolCall,
@@ -26,8 +29,43 @@ const REDACTED_THINKING_TEXT: &str = "[Reasoning redacted]";
 const UNKNOWN_ERROR: &str = "An unknown error occurred";
 /// The body held data but no Anthropic message events.
 const NOT_ANTHROPIC: &str = "the response stream carried no Anthropic message events";
+/// An `error` event with no data.
+const EMPTY_ERROR_EVENT: &str = "the Anthropic stream sent an error event without any details";
 /// The body ended after `message_start` without `message_stop`.
 const TRUNCATED_STREAM: &str = "the Anthropic stream ended before its message_stop event";
+
+/// The delta kinds of `content_block_delta` and the field that carries each one's text.
+const DELTA_FIELDS: [(&str, &str); 4] = [
+    ("text_delta", "text"),
+    ("thinking_delta", "thinking"),
+    ("input_json_delta", "partial_json"),
+    ("signature_delta", "signature"),
+];
+
+/// A `content_block_delta` event as servers send it, borrowed from the event's text. Any other shape (a field
+/// of another type, a duplicate key) fails to parse and goes the general way.
+#[derive(Deserialize)]
+struct TypicalDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    index: u64,
+    #[serde(borrow)]
+    delta: TypicalDeltaBody<'a>,
+}
+
+#[derive(Deserialize)]
+struct TypicalDeltaBody<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    signature: Option<Cow<'a, str>>,
+}
 
 /// A content block still receiving deltas.
 #[derive(Debug)]
@@ -36,7 +74,7 @@ struct OpenBlock {
     stream_index: u64,
     content_index: usize,
     /// Tool input received so far (tool-use blocks only).
-    partial_json: String,
+    partial_json: StreamingArguments,
 }
 
 /// Messages API events in, assistant-message events out.
@@ -139,13 +177,13 @@ impl AnthropicDecoder {
         let content = match block.get("type").and_then(Value::as_str) {
             Some("text") => AssistantContent::Text(TextContent::new("")),
             Some("thinking") => AssistantContent::Thinking(ThinkingContent {
-                thinking: String::new(),
-                thinking_signature: Some(String::new()),
+                thinking: Default::default(),
+                thinking_signature: Some(Default::default()),
                 redacted: None,
             }),
             Some("redacted_thinking") => AssistantContent::Thinking(ThinkingContent {
-                thinking: REDACTED_THINKING_TEXT.to_owned(),
-                thinking_signature: block.get("data").and_then(Value::as_str).map(str::to_owned),
+                thinking: REDACTED_THINKING_TEXT.into(),
+                thinking_signature: block.get("data").and_then(Value::as_str).map(Into::into),
                 redacted: Some(true),
             }),
             Some("tool_use") => AssistantContent::ToolCall(ToolCall {
@@ -164,7 +202,7 @@ impl AnthropicDecoder {
         let is_text = matches!(content, AssistantContent::Text(_));
         let is_tool = matches!(content, AssistantContent::ToolCall(_));
         self.output.content.push(content);
-        self.open.push(OpenBlock { stream_index, content_index, partial_json: String::new() });
+        self.open.push(OpenBlock { stream_index, content_index, partial_json: StreamingArguments::new() });
         let partial = self.output.clone();
         events.push(if is_text {
             AssistantMessageEvent::TextStart { content_index, partial }
@@ -177,41 +215,67 @@ impl AnthropicDecoder {
 
     fn apply_delta(&mut self, event: &Value, events: &mut Vec<AssistantMessageEvent>) {
         let Some(stream_index) = event.get("index").and_then(Value::as_u64) else { return };
+        let Some(delta) = event.get("delta") else { return };
+        let kind = delta.get("type").and_then(Value::as_str);
+        let piece = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+        let text = match kind {
+            Some(kind) => DELTA_FIELDS.iter().find(|(name, _)| *name == kind).map_or("", |(_, field)| piece(field)),
+            None => "",
+        };
+        self.apply_block_delta(stream_index, kind, text, events);
+    }
+
+    /// A `content_block_delta` of kind `kind` carrying `piece` for the block at `stream_index`.
+    fn apply_block_delta(
+        &mut self,
+        stream_index: u64,
+        kind: Option<&str>,
+        piece: &str,
+        events: &mut Vec<AssistantMessageEvent>,
+    ) {
         let Some(pos) = self.open.iter().position(|b| b.stream_index == stream_index) else { return };
         let content_index = self.open[pos].content_index;
-        let Some(delta) = event.get("delta") else { return };
-        let piece = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-        match (delta.get("type").and_then(Value::as_str), self.output.content.get_mut(content_index)) {
+        match (kind, self.output.content.get_mut(content_index)) {
             (Some("text_delta"), Some(AssistantContent::Text(block))) => {
-                let delta = piece("text");
-                block.text.push_str(&delta);
-                events.push(AssistantMessageEvent::TextDelta { content_index, delta, partial: self.output.clone() });
+                block.text.push_str(piece);
+                let (delta, partial) = (piece.to_owned(), self.output.clone());
+                events.push(AssistantMessageEvent::TextDelta { content_index, delta, partial });
             }
             (Some("thinking_delta"), Some(AssistantContent::Thinking(block))) => {
-                let delta = piece("thinking");
-                block.thinking.push_str(&delta);
-                events.push(AssistantMessageEvent::ThinkingDelta {
-                    content_index,
-                    delta,
-                    partial: self.output.clone(),
-                });
+                block.thinking.push_str(piece);
+                let (delta, partial) = (piece.to_owned(), self.output.clone());
+                events.push(AssistantMessageEvent::ThinkingDelta { content_index, delta, partial });
             }
             (Some("input_json_delta"), Some(AssistantContent::ToolCall(block))) => {
-                let delta = piece("partial_json");
                 let open = &mut self.open[pos];
-                open.partial_json.push_str(&delta);
-                block.arguments = parse_streaming_json(&open.partial_json);
-                events.push(AssistantMessageEvent::ToolcallDelta {
-                    content_index,
-                    delta,
-                    partial: self.output.clone(),
-                });
+                block.arguments = open.partial_json.push(piece).clone();
+                let (delta, partial) = (piece.to_owned(), self.output.clone());
+                events.push(AssistantMessageEvent::ToolcallDelta { content_index, delta, partial });
             }
             (Some("signature_delta"), Some(AssistantContent::Thinking(block))) => {
-                block.thinking_signature.get_or_insert_with(String::new).push_str(&piece("signature"));
+                block.thinking_signature.get_or_insert_with(Default::default).push_str(piece);
             }
             _ => {}
         }
+    }
+
+    /// The common event, a `content_block_delta` in its usual shape, read without building a JSON tree;
+    /// `false` when it is anything else (then the general path reads it).
+    fn apply_typical_delta(&mut self, data: &str, events: &mut Vec<AssistantMessageEvent>) -> bool {
+        let Ok(event) = serde_json::from_str::<TypicalDelta>(data) else { return false };
+        if event.kind != "content_block_delta" {
+            return false;
+        }
+        let delta = &event.delta;
+        let piece = match delta.kind.as_ref() {
+            "text_delta" => delta.text.as_deref(),
+            "thinking_delta" => delta.thinking.as_deref(),
+            "input_json_delta" => delta.partial_json.as_deref(),
+            "signature_delta" => delta.signature.as_deref(),
+            _ => None,
+        };
+        self.apply_block_delta(event.index, Some(&delta.kind), piece.unwrap_or_default(), events);
+        true
     }
 
     fn stop_block(&mut self, event: &Value, events: &mut Vec<AssistantMessageEvent>) {
@@ -220,15 +284,16 @@ impl AnthropicDecoder {
         let open = self.open.remove(pos);
         let content_index = open.content_index;
         if let Some(AssistantContent::ToolCall(block)) = self.output.content.get_mut(content_index) {
-            block.arguments = parse_streaming_json(&open.partial_json);
+            let mut arguments = open.partial_json;
+            block.arguments = arguments.value().clone();
         }
         let partial = self.output.clone();
         match self.output.content.get(content_index) {
             Some(AssistantContent::Text(block)) => {
-                events.push(AssistantMessageEvent::TextEnd { content_index, content: block.text.clone(), partial });
+                events.push(AssistantMessageEvent::TextEnd { content_index, content: block.text.to_string(), partial });
             }
             Some(AssistantContent::Thinking(block)) => {
-                let content = block.thinking.clone();
+                let content = block.thinking.to_string();
                 events.push(AssistantMessageEvent::ThinkingEnd { content_index, content, partial });
             }
             Some(AssistantContent::ToolCall(block)) => {
@@ -264,11 +329,15 @@ impl StreamDecoder for AnthropicDecoder {
         events: &mut Vec<AssistantMessageEvent>,
     ) -> Result<Flow, DecodeError> {
         if name == "error" {
-            // pi reports the event's data verbatim.
-            return Err(DecodeError { message: data.to_owned(), kind: stream_error_kind(data) });
+            // pi reports the event's data verbatim; an event without data gets words of its own.
+            let message = if data.trim().is_empty() { EMPTY_ERROR_EVENT.to_owned() } else { data.to_owned() };
+            return Err(DecodeError { message, kind: stream_error_kind(data) });
         }
         if !MESSAGE_EVENTS.contains(&name) {
             self.saw_foreign_data |= name != "ping" && !data.trim().is_empty();
+            return Ok(Flow::Continue);
+        }
+        if name == "content_block_delta" && self.apply_typical_delta(data, events) {
             return Ok(Flow::Continue);
         }
         let event = parse_json_with_repair(data)

@@ -59,7 +59,7 @@ fn call(id: &str, name: &str, arguments: Value) -> AssistantContent {
 fn thinking(text: &str, signature: Option<&str>) -> AssistantContent {
     AssistantContent::Thinking(ThinkingContent {
         thinking: text.into(),
-        thinking_signature: signature.map(str::to_owned),
+        thinking_signature: signature.map(Into::into),
         redacted: None,
     })
 }

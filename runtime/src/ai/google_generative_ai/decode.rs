@@ -4,6 +4,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
 use crate::ai::Model;
@@ -31,6 +35,47 @@ const ERROR_FINISH_REASONS: [&str; 15] = [
     "UNEXPECTED_TOOL_CALL",
     "NO_IMAGE",
 ];
+
+/// A chunk as servers send it for most of a stream, borrowed from the event's text. The fields that make a
+/// chunk more than text are only checked for presence (`null` counts as absent); a field of another type
+/// fails the parse and the general path reads the chunk.
+#[derive(Deserialize)]
+struct TypicalChunk<'a> {
+    #[serde(borrow)]
+    candidates: [TypicalCandidate<'a>; 1],
+    #[serde(rename = "responseId", default, borrow)]
+    response_id: Option<Cow<'a, str>>,
+    #[serde(rename = "usageMetadata", default)]
+    usage_metadata: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct TypicalCandidate<'a> {
+    #[serde(borrow)]
+    content: TypicalContent<'a>,
+    #[serde(rename = "finishReason", default)]
+    finish_reason: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct TypicalContent<'a> {
+    #[serde(borrow)]
+    parts: Vec<TypicalPart<'a>>,
+}
+
+#[derive(Deserialize)]
+struct TypicalPart<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(rename = "thoughtSignature", default, borrow)]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(rename = "functionCall", default)]
+    function_call: Option<IgnoredAny>,
+}
 
 /// The message being built from one response.
 #[derive(Debug)]
@@ -93,42 +138,74 @@ impl StreamState {
         self.close_block(events);
     }
 
+    /// The common chunk, text or thought parts and nothing else (no function call, finish reason, usage or
+    /// error), read without building a JSON tree; `false` when the chunk is anything else, which
+    /// [`apply_chunk`](Self::apply_chunk) then reads.
+    pub(crate) fn apply_typical_chunk(&mut self, data: &str, events: &mut Vec<AssistantMessageEvent>) -> bool {
+        let Ok(chunk) = serde_json::from_str::<TypicalChunk>(data) else { return false };
+        let [candidate] = &chunk.candidates;
+        let plain = chunk.error.is_none()
+            && chunk.usage_metadata.is_none()
+            && candidate.finish_reason.is_none()
+            && candidate.content.parts.iter().all(|part| part.function_call.is_none());
+        if !plain {
+            return false;
+        }
+        if self.output.response_id.is_none() {
+            self.output.response_id = chunk.response_id.filter(|id| !id.is_empty()).map(Cow::into_owned);
+        }
+        for part in &candidate.content.parts {
+            let signature = part.thought_signature.as_deref().filter(|s| !s.is_empty());
+            if let Some(text) = part.text.as_deref() {
+                self.apply_text_part(text, part.thought == Some(true), signature, events);
+            }
+        }
+        true
+    }
+
     fn apply_part(&mut self, part: &Value, events: &mut Vec<AssistantMessageEvent>) {
         let signature = part.get("thoughtSignature").and_then(Value::as_str).filter(|s| !s.is_empty());
         if let Some(text) = part.get("text").and_then(Value::as_str) {
             let thinking = part.get("thought").and_then(Value::as_bool) == Some(true);
-            let index = self.open_kind(thinking, events);
-            match self.output.content.get_mut(index) {
-                Some(AssistantContent::Thinking(block)) => {
-                    block.thinking.push_str(text);
-                    if let Some(signature) = signature {
-                        block.thinking_signature = Some(signature.to_owned());
-                    }
-                    let partial = self.output.clone();
-                    events.push(AssistantMessageEvent::ThinkingDelta {
-                        content_index: index,
-                        delta: text.to_owned(),
-                        partial,
-                    });
-                }
-                Some(AssistantContent::Text(block)) => {
-                    block.text.push_str(text);
-                    if let Some(signature) = signature {
-                        block.text_signature = Some(signature.to_owned());
-                    }
-                    let partial = self.output.clone();
-                    events.push(AssistantMessageEvent::TextDelta {
-                        content_index: index,
-                        delta: text.to_owned(),
-                        partial,
-                    });
-                }
-                _ => {}
-            }
+            self.apply_text_part(text, thinking, signature, events);
         }
         if let Some(call) = part.get("functionCall").and_then(Value::as_object) {
             self.close_block(events);
             self.push_tool_call(call, signature, events);
+        }
+    }
+
+    /// A text or thought part: the block of its kind opens or grows; a signature replaces the block's.
+    fn apply_text_part(
+        &mut self,
+        text: &str,
+        thinking: bool,
+        signature: Option<&str>,
+        events: &mut Vec<AssistantMessageEvent>,
+    ) {
+        let index = self.open_kind(thinking, events);
+        match self.output.content.get_mut(index) {
+            Some(AssistantContent::Thinking(block)) => {
+                block.thinking.push_str(text);
+                if let Some(signature) = signature {
+                    block.thinking_signature = Some(signature.into());
+                }
+                let partial = self.output.clone();
+                events.push(AssistantMessageEvent::ThinkingDelta {
+                    content_index: index,
+                    delta: text.to_owned(),
+                    partial,
+                });
+            }
+            Some(AssistantContent::Text(block)) => {
+                block.text.push_str(text);
+                if let Some(signature) = signature {
+                    block.text_signature = Some(signature.into());
+                }
+                let partial = self.output.clone();
+                events.push(AssistantMessageEvent::TextDelta { content_index: index, delta: text.to_owned(), partial });
+            }
+            _ => {}
         }
     }
 

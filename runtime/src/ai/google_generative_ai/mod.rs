@@ -131,6 +131,9 @@ impl StreamDecoder for GeminiDecoder {
         if data.trim().is_empty() {
             return Ok(Flow::Continue);
         }
+        if self.state.apply_typical_chunk(data, events) {
+            return Ok(Flow::Continue);
+        }
         let chunk: Value =
             serde_json::from_str(data).map_err(|e| format!("could not parse stream chunk as JSON: {e}: {data}"))?;
         self.state.apply_chunk(&chunk, &self.model, events)?;

@@ -24,9 +24,9 @@ const API_NAME: &str = "google-generative-ai";
 fn assistant(model: &Model, content: Vec<AssistantContent>) -> Message {
     Message::Assistant(AssistantMessage {
         content,
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
+        api: model.api.as_str().into(),
+        provider: model.provider.as_str().into(),
+        model: model.id.as_str().into(),
         stop_reason: StopReason::ToolUse,
         ..AssistantMessage::default()
     })
@@ -44,7 +44,7 @@ fn call(id: &str, path: &str, signature: Option<&str>) -> AssistantContent {
 fn thinking(text: &str, signature: Option<&str>) -> AssistantContent {
     AssistantContent::Thinking(ThinkingContent {
         thinking: text.into(),
-        thinking_signature: signature.map(str::to_owned),
+        thinking_signature: signature.map(Into::into),
         redacted: None,
     })
 }

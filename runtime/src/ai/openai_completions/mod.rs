@@ -113,6 +113,9 @@ impl StreamDecoder for CompletionsDecoder {
         if !is_chunk && name != "error" {
             return Ok(Flow::Continue);
         }
+        if name == "message" && self.state.apply_typical_chunk(data, events) {
+            return Ok(Flow::Continue);
+        }
         let chunk: Value =
             serde_json::from_str(data).map_err(|e| format!("could not parse stream chunk as JSON: {e}: {data}"))?;
         if name == "error" {

@@ -1,16 +1,59 @@
 //! Turns chat-completion chunks into assistant-message events: text, thinking and tool-call blocks
 //! with their content indexes, usage and cost, finish reasons, and mid-stream error chunks.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::ai::Model;
 use crate::ai::blocks::{block_end_event, block_is_thinking, push_block_start};
 use crate::ai::openai_sdk_errors::{is_truthy, stream_error_message};
-use crate::ai::partial_json::parse_streaming_json;
+use crate::ai::streaming_arguments::StreamingArguments;
 use crate::protocol::{AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, ToolCall, Usage};
 
 /// Delta fields that carry reasoning, in the order pi looks at them; the one found names the signature.
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+
+/// A chunk as servers send it for most of a stream, borrowed from the event's text. The fields that make a
+/// chunk more than a text piece are only checked for presence (`null` counts as absent, as it does for
+/// [`StreamState::apply_chunk`]); a field of another type fails the parse and the general path reads it.
+#[derive(Deserialize)]
+struct TypicalChunk<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+    #[serde(default)]
+    usage: Option<IgnoredAny>,
+    #[serde(borrow)]
+    choices: [TypicalChoice<'a>; 1],
+}
+
+#[derive(Deserialize)]
+struct TypicalChoice<'a> {
+    #[serde(borrow)]
+    delta: TypicalDelta<'a>,
+    #[serde(default)]
+    finish_reason: Option<IgnoredAny>,
+    #[serde(default)]
+    usage: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct TypicalDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default)]
+    reasoning_content: Option<IgnoredAny>,
+    #[serde(default)]
+    reasoning: Option<IgnoredAny>,
+    #[serde(default)]
+    reasoning_text: Option<IgnoredAny>,
+    #[serde(default)]
+    tool_calls: Option<IgnoredAny>,
+}
 
 /// A tool call still receiving argument deltas.
 #[derive(Debug)]
@@ -18,7 +61,7 @@ struct OpenToolCall {
     content_index: usize,
     /// The chunk's `index` for this call, when the server sends one.
     stream_index: Option<u64>,
-    partial_args: String,
+    partial_args: StreamingArguments,
 }
 
 /// The message being built from one response.
@@ -77,16 +120,7 @@ impl StreamState {
         let non_empty = |key: &str| delta.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
 
         if let Some(text) = non_empty("content") {
-            self.close_tools(&mut events);
-            let index = self.open_kind(&mut events, false, "");
-            if let Some(AssistantContent::Text(block)) = self.output.content.get_mut(index) {
-                block.text.push_str(text);
-            }
-            events.push(AssistantMessageEvent::TextDelta {
-                content_index: index,
-                delta: text.to_owned(),
-                partial: self.output.clone(),
-            });
+            self.push_text(text, &mut events);
         }
         if let Some((field, text)) = REASONING_FIELDS.iter().find_map(|f| non_empty(f).map(|t| (*f, t))) {
             self.close_tools(&mut events);
@@ -106,6 +140,47 @@ impl StreamState {
             }
         }
         Ok(events)
+    }
+
+    /// The common chunk, a piece of answer text and nothing else, read without building a JSON tree; `false`
+    /// when the chunk is anything else (an error, usage, a finish reason, reasoning, tool calls, another
+    /// shape), which [`apply_chunk`](Self::apply_chunk) then reads.
+    pub fn apply_typical_chunk(&mut self, data: &str, events: &mut Vec<AssistantMessageEvent>) -> bool {
+        let Ok(chunk) = serde_json::from_str::<TypicalChunk>(data) else { return false };
+        let [choice] = &chunk.choices;
+        let delta = &choice.delta;
+        let plain = chunk.error.is_none()
+            && chunk.usage.is_none()
+            && choice.usage.is_none()
+            && choice.finish_reason.is_none()
+            && delta.reasoning_content.is_none()
+            && delta.reasoning.is_none()
+            && delta.reasoning_text.is_none()
+            && delta.tool_calls.is_none();
+        if !plain {
+            return false;
+        }
+        if self.output.response_id.is_none() {
+            self.output.response_id = chunk.id.filter(|id| !id.is_empty()).map(Cow::into_owned);
+        }
+        if let Some(text) = delta.content.as_deref().filter(|text| !text.is_empty()) {
+            self.push_text(text, events);
+        }
+        true
+    }
+
+    /// A piece of answer text: tool calls close, the text block opens or grows.
+    fn push_text(&mut self, text: &str, events: &mut Vec<AssistantMessageEvent>) {
+        self.close_tools(events);
+        let index = self.open_kind(events, false, "");
+        if let Some(AssistantContent::Text(block)) = self.output.content.get_mut(index) {
+            block.text.push_str(text);
+        }
+        events.push(AssistantMessageEvent::TextDelta {
+            content_index: index,
+            delta: text.to_owned(),
+            partial: self.output.clone(),
+        });
     }
 
     /// Closes every open block (text or thinking first, then tool calls in content order).
@@ -165,15 +240,18 @@ impl StreamState {
                     arguments: Value::Object(Default::default()),
                     thought_signature: None,
                 }));
-                self.open_tools.push(OpenToolCall { content_index, stream_index, partial_args: String::new() });
+                self.open_tools.push(OpenToolCall {
+                    content_index,
+                    stream_index,
+                    partial_args: StreamingArguments::new(),
+                });
                 events.push(AssistantMessageEvent::ToolcallStart { content_index, partial: self.output.clone() });
                 self.open_tools.len() - 1
             }
         };
         let open = &mut self.open_tools[pos];
-        open.partial_args.push_str(args);
         let (content_index, parsed) =
-            (open.content_index, (!args.is_empty()).then(|| parse_streaming_json(&open.partial_args)));
+            (open.content_index, (!args.is_empty()).then(|| open.partial_args.push(args).clone()));
         if let Some(AssistantContent::ToolCall(block)) = self.output.content.get_mut(content_index) {
             if let Some(id) = id {
                 block.id = id.to_owned();
@@ -208,7 +286,8 @@ impl StreamState {
     fn close_tool(&mut self, pos: usize, events: &mut Vec<AssistantMessageEvent>) {
         let open = self.open_tools.remove(pos);
         let Some(AssistantContent::ToolCall(block)) = self.output.content.get_mut(open.content_index) else { return };
-        block.arguments = parse_streaming_json(&open.partial_args);
+        let mut arguments = open.partial_args;
+        block.arguments = arguments.value().clone();
         let tool_call = block.clone();
         events.push(AssistantMessageEvent::ToolcallEnd {
             content_index: open.content_index,

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use super::errors::{error_event_message, failure_message, is_truthy, js_text, js_text_or_undefined};
 use crate::ai::Model;
 use crate::ai::partial_json::parse_streaming_json;
+use crate::ai::streaming_arguments::StreamingArguments;
 use crate::protocol::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, TextContent, ThinkingContent, ToolCall,
     Usage,
@@ -30,12 +31,12 @@ pub struct ResponsesState {
     current_item: Option<Map<String, Value>>,
     current_block: Option<BlockKind>,
     /// The argument text received so far for the open tool call.
-    partial_json: String,
+    partial_json: StreamingArguments,
 }
 
 impl ResponsesState {
     pub fn new(output: AssistantMessage) -> Self {
-        Self { output, current_item: None, current_block: None, partial_json: String::new() }
+        Self { output, current_item: None, current_block: None, partial_json: StreamingArguments::new() }
     }
 
     pub fn message(&self) -> &AssistantMessage {
@@ -45,6 +46,22 @@ impl ResponsesState {
     /// The message, leaving an empty one behind.
     pub fn take_message(&mut self) -> AssistantMessage {
         std::mem::take(&mut self.output)
+    }
+
+    /// The common events, text and reasoning-summary deltas, read without building a JSON tree; `false` when
+    /// the event is anything else (or carries an `error`), which [`apply_event`](Self::apply_event) then reads.
+    pub fn apply_typical_delta(&mut self, data: &str, events: &mut Vec<AssistantMessageEvent>) -> bool {
+        let Ok(event) = serde_json::from_str::<TypicalDelta>(data) else { return false };
+        if event.error.is_some() {
+            return false;
+        }
+        match event.kind.as_ref() {
+            "response.output_text.delta" => self.message_delta("output_text", &event.delta, events),
+            "response.refusal.delta" => self.message_delta("refusal", &event.delta, events),
+            "response.reasoning_summary_text.delta" => self.summary_delta(&event.delta, events),
+            _ => return false,
+        }
+        true
     }
 
     /// Applies one parsed stream event. A failure (an `error` or `response.failed` event, or an
@@ -84,15 +101,16 @@ impl ResponsesState {
             "response.refusal.delta" => self.message_delta("refusal", text("delta"), &mut events),
             "response.function_call_arguments.delta" if self.is_current("function_call", BlockKind::ToolCall) => {
                 let delta = text("delta");
-                self.partial_json.push_str(delta);
-                self.set_tool_arguments(parse_streaming_json(&self.partial_json));
+                let arguments = self.partial_json.push(delta).clone();
+                self.set_tool_arguments(arguments);
                 self.push_tool_delta(delta, &mut events);
             }
             "response.function_call_arguments.done" if self.is_current("function_call", BlockKind::ToolCall) => {
                 let arguments = text("arguments");
-                let previous = std::mem::replace(&mut self.partial_json, arguments.to_owned());
-                self.set_tool_arguments(parse_streaming_json(arguments));
-                if let Some(rest) = arguments.strip_prefix(previous.as_str()).filter(|rest| !rest.is_empty()) {
+                let previous = std::mem::replace(&mut self.partial_json, StreamingArguments::from(arguments));
+                let parsed = self.partial_json.value().clone();
+                self.set_tool_arguments(parsed);
+                if let Some(rest) = arguments.strip_prefix(previous.text()).filter(|rest| !rest.is_empty()) {
                     self.push_tool_delta(rest, &mut events);
                 }
             }
@@ -124,14 +142,15 @@ impl ResponsesState {
             Some("reasoning") => (
                 BlockKind::Thinking,
                 AssistantContent::Thinking(ThinkingContent {
-                    thinking: String::new(),
+                    thinking: Default::default(),
                     thinking_signature: None,
                     redacted: None,
                 }),
             ),
             Some("message") => (BlockKind::Text, AssistantContent::Text(TextContent::new(""))),
             Some("function_call") => {
-                self.partial_json = item.get("arguments").and_then(Value::as_str).unwrap_or_default().to_owned();
+                self.partial_json =
+                    StreamingArguments::from(item.get("arguments").and_then(Value::as_str).unwrap_or_default());
                 let call = ToolCall {
                     id: tool_call_id(item),
                     name: item.get("name").and_then(Value::as_str).unwrap_or_default().to_owned(),
@@ -228,12 +247,12 @@ impl ResponsesState {
                 let signature = Value::Object(item.clone()).to_string();
                 let Some(AssistantContent::Thinking(block)) = self.output.content.last_mut() else { return };
                 if !summary.is_empty() {
-                    block.thinking = summary;
+                    block.thinking = summary.into();
                 } else if !content.is_empty() {
-                    block.thinking = content;
+                    block.thinking = content.into();
                 }
-                block.thinking_signature = Some(signature);
-                let content = block.thinking.clone();
+                block.thinking_signature = Some(signature.into());
+                let content = block.thinking.to_string();
                 self.current_block = None;
                 events.push(AssistantMessageEvent::ThinkingEnd {
                     content_index,
@@ -257,15 +276,15 @@ impl ResponsesState {
                     })
                     .collect();
                 let Some(AssistantContent::Text(block)) = self.output.content.last_mut() else { return };
-                block.text = text;
-                block.text_signature = Some(text_signature(item));
-                let content = block.text.clone();
+                block.text = text.into();
+                block.text_signature = Some(text_signature(item).into());
+                let content = block.text.to_string();
                 self.current_block = None;
                 events.push(AssistantMessageEvent::TextEnd { content_index, content, partial: self.output.clone() });
             }
             (Some("function_call"), current) => {
-                let arguments = if current == Some(BlockKind::ToolCall) && !self.partial_json.is_empty() {
-                    parse_streaming_json(&self.partial_json)
+                let arguments = if current == Some(BlockKind::ToolCall) && !self.partial_json.text().is_empty() {
+                    self.partial_json.value().clone()
                 } else {
                     let raw = item.get("arguments").and_then(Value::as_str).filter(|a| !a.is_empty());
                     parse_streaming_json(raw.unwrap_or("{}"))
@@ -393,3 +412,15 @@ fn apply_service_tier(usage: &mut Usage, tier: Option<&str>, model: &Model) {
 #[cfg(test)]
 #[path = "decode_tests.rs"]
 mod tests;
+
+/// A delta event as servers send it, borrowed from the event's text; another shape fails the parse and the
+/// general path reads it.
+#[derive(serde::Deserialize)]
+struct TypicalDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    delta: std::borrow::Cow<'a, str>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}

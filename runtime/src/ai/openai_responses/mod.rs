@@ -120,6 +120,9 @@ impl StreamDecoder for ResponsesDecoder {
         if name.starts_with("thread.") {
             return Ok(Flow::Continue);
         }
+        if self.state.apply_typical_delta(data, events) {
+            return Ok(Flow::Continue);
+        }
         let event: Value =
             serde_json::from_str(data).map_err(|e| format!("could not parse stream event as JSON: {e}: {data}"))?;
         // The SDK fails any event that carries an `error` object.

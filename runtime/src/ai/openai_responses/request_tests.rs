@@ -187,7 +187,7 @@ fn a_replayed_turn_becomes_reasoning_message_and_function_call_items() {
 #[test]
 fn message_ids_come_from_the_signature_or_the_message_index() {
     let text = |text: &str, signature: Option<&str>| {
-        AssistantContent::Text(TextContent { text: text.into(), text_signature: signature.map(str::to_owned) })
+        AssistantContent::Text(TextContent { text: text.into(), text_signature: signature.map(Into::into) })
     };
     let long = "x".repeat(70);
     let messages = vec![
