@@ -98,3 +98,15 @@ fn bench_vs_pi_answers_help_and_bad_arguments_without_installing_anything() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--runs takes a positive number"), "{bad:?}");
     assert!(!scratch.path().join("bench").exists(), "nothing is installed for --help or a bad argument");
 }
+
+#[test]
+fn measure_resume_refuses_a_missing_agent_with_its_usage() {
+    let script = workspace_root().join("scripts").join("measure-resume");
+    let syntax = Command::new("bash").arg("-n").arg(&script).output().expect("bash runs");
+    assert!(syntax.status.success(), "{syntax:?}");
+    for args in [&[][..], &["/nonexistent/agent"][..], &["a", "b", "c"][..]] {
+        let run = Command::new(&script).args(args).output().expect("scripts/measure-resume runs");
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {run:?}");
+        assert!(String::from_utf8_lossy(&run.stderr).contains("usage: scripts/measure-resume AGENT_BINARY"), "{run:?}");
+    }
+}

@@ -169,6 +169,7 @@ async fn run<D: StreamDecoder>(
         Err(error) => Err(Failure::from(error)),
     };
     let mut message = decoder.take_message();
+    message.settle_text();
     let event = match outcome {
         Ok(()) => {
             let reason = match message.stop_reason {
@@ -335,7 +336,8 @@ pub async fn decode_recorded<D: StreamDecoder>(
         Ok(())
     };
     let outcome = read_body(body, DEFAULT_IDLE_TIMEOUT, &mut decoder, &CancellationToken::new(), &mut emit).await;
-    let message = decoder.take_message();
+    let mut message = decoder.take_message();
+    message.settle_text();
     let result = match outcome {
         Ok(()) => Ok(message),
         Err(Failure::Error(error)) => Err(error),

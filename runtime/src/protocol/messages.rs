@@ -104,6 +104,26 @@ pub struct AssistantMessage {
 }
 
 impl AssistantMessage {
+    /// Moves streamed text and thinking into allocations of their exact size (see [`SharedText::settle`]),
+    /// once the message is complete.
+    ///
+    /// [`SharedText::settle`]: super::SharedText::settle
+    pub fn settle_text(&mut self) {
+        for block in &mut self.content {
+            match block {
+                AssistantContent::Text(text) => {
+                    text.text.settle();
+                    text.text_signature.iter_mut().for_each(super::SharedText::settle);
+                }
+                AssistantContent::Thinking(thinking) => {
+                    thinking.thinking.settle();
+                    thinking.thinking_signature.iter_mut().for_each(super::SharedText::settle);
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Text blocks joined with no separator, as print mode shows them.
     pub fn text(&self) -> String {
         self.content

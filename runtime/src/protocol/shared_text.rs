@@ -62,6 +62,15 @@ impl SharedText {
         }
     }
 
+    /// Stops growing: text in an append-only buffer (which may be up to twice its size) moves to one
+    /// allocation of its exact size. Views taken earlier keep the old buffer until they go.
+    pub fn settle(&mut self) {
+        if let Repr::Growing(_) = self.0 {
+            let settled: Arc<str> = Arc::from(self.as_str());
+            self.0 = Repr::Whole(settled);
+        }
+    }
+
     pub fn clear(&mut self) {
         self.0 = Repr::Empty;
     }
@@ -269,6 +278,16 @@ mod tests {
         let seen: Vec<&str> = views.iter().map(SharedText::as_str).collect();
         assert_eq!(seen, ["ünï", "ünïcödé ", "ünïcödé 日本語", "ünïcödé 日本語", "ünïcödé 日本語 end"]);
         assert_eq!(text, "ünïcödé 日本語 end");
+    }
+
+    #[test]
+    fn settled_text_is_the_same_text_and_its_views_stay_valid() {
+        let mut text = SharedText::from("a");
+        text.push_str("bc");
+        let view = text.clone();
+        text.settle();
+        text.push_str("d");
+        assert_eq!((view.as_str(), text.as_str()), ("abc", "abcd"));
     }
 
     #[test]
