@@ -37,8 +37,8 @@ const ERROR_FINISH_REASONS: [&str; 15] = [
 ];
 
 /// A chunk as servers send it for most of a stream, borrowed from the event's text. The fields that make a
-/// chunk more than text are only checked for presence (`null` counts as absent); a field of another type
-/// fails the parse and the general path reads the chunk.
+/// chunk more than text and usage are only checked for presence (`null` counts as absent); a field of
+/// another type fails the parse and the general path reads the chunk.
 #[derive(Deserialize)]
 struct TypicalChunk<'a> {
     #[serde(borrow)]
@@ -46,7 +46,7 @@ struct TypicalChunk<'a> {
     #[serde(rename = "responseId", default, borrow)]
     response_id: Option<Cow<'a, str>>,
     #[serde(rename = "usageMetadata", default)]
-    usage_metadata: Option<IgnoredAny>,
+    usage_metadata: Option<Value>,
     #[serde(default)]
     error: Option<IgnoredAny>,
 }
@@ -138,14 +138,18 @@ impl StreamState {
         self.close_block(events);
     }
 
-    /// The common chunk, text or thought parts and nothing else (no function call, finish reason, usage or
-    /// error), read without building a JSON tree; `false` when the chunk is anything else, which
-    /// [`apply_chunk`](Self::apply_chunk) then reads.
-    pub(crate) fn apply_typical_chunk(&mut self, data: &str, events: &mut Vec<AssistantMessageEvent>) -> bool {
+    /// The common chunk, text or thought parts and the usage so far (Gemini sends it in every chunk), with no
+    /// function call, finish reason or error, read without building a JSON tree for more than the usage;
+    /// `false` when the chunk is anything else, which [`apply_chunk`](Self::apply_chunk) then reads.
+    pub(crate) fn apply_typical_chunk(
+        &mut self,
+        data: &str,
+        model: &Model,
+        events: &mut Vec<AssistantMessageEvent>,
+    ) -> bool {
         let Ok(chunk) = serde_json::from_str::<TypicalChunk>(data) else { return false };
         let [candidate] = &chunk.candidates;
         let plain = chunk.error.is_none()
-            && chunk.usage_metadata.is_none()
             && candidate.finish_reason.is_none()
             && candidate.content.parts.iter().all(|part| part.function_call.is_none());
         if !plain {
@@ -159,6 +163,9 @@ impl StreamState {
             if let Some(text) = part.text.as_deref() {
                 self.apply_text_part(text, part.thought == Some(true), signature, events);
             }
+        }
+        if let Some(usage) = chunk.usage_metadata.filter(Value::is_object) {
+            self.output.usage = parse_usage(&usage, model);
         }
         true
     }

@@ -231,3 +231,45 @@ async fn recorded_failures_become_errors() {
     assert!(events.is_empty());
     assert!(result.is_ok_and(|m| m.content.is_empty() && m.stop_reason == StopReason::Stop));
 }
+
+/// The chunks Gemini sends most (parts with the usage so far) read without a JSON tree give exactly the
+/// events and message the general reading gives, whatever comes between them.
+#[test]
+fn typical_chunks_read_the_same_as_the_general_way() {
+    let usage =
+        |output: u64| json!({"promptTokenCount": 10, "candidatesTokenCount": output, "totalTokenCount": 10 + output});
+    let with_usage = |mut chunk: Value, output: u64| {
+        chunk["usageMetadata"] = usage(output);
+        chunk
+    };
+    let chunks = [
+        with_usage(parts(json!([{"text": "Plan ", "thought": true, "thoughtSignature": "c2ln"}])), 1),
+        with_usage(parts(json!([{"text": "more", "thought": true}])), 2),
+        with_usage(parts(json!([{"text": "Answer"}, {"text": " here", "thoughtSignature": "dGV4dA=="}])), 3),
+        parts(json!([{"functionCall": {"id": "call_1", "name": "read", "args": {"path": "a"}}}])),
+        with_usage(parts(json!([{"text": "After the call, \"quoted\" \u{e9}"}])), 5),
+        with_finish(with_usage(parts(json!([{"text": "!"}])), 6), "STOP"),
+    ];
+    let model = model();
+    let start = empty_assistant_message(&model);
+    let read_all = |typical_path: bool| {
+        let mut state = StreamState::new(start.clone());
+        let mut events = Vec::new();
+        let mut typical = 0;
+        for chunk in &chunks {
+            if typical_path && state.apply_typical_chunk(&chunk.to_string(), &model, &mut events) {
+                typical += 1;
+            } else if let Err(error) = state.apply_chunk(chunk, &model, &mut events) {
+                panic!("chunk failed: {error}");
+            }
+        }
+        state.finish(&mut events);
+        (serde_json::to_value(&events).unwrap(), serde_json::to_value(state.message()).unwrap(), typical)
+    };
+    let (events, message, typical) = read_all(true);
+    let (general_events, general_message, _) = read_all(false);
+    assert_eq!(typical, 4, "the text chunks take the typical path, the call and the finish do not");
+    assert_eq!(events, general_events);
+    assert_eq!(message, general_message);
+    assert_eq!(message["usage"]["output"], 6);
+}

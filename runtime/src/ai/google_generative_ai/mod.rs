@@ -131,7 +131,7 @@ impl StreamDecoder for GeminiDecoder {
         if data.trim().is_empty() {
             return Ok(Flow::Continue);
         }
-        if self.state.apply_typical_chunk(data, events) {
+        if self.state.apply_typical_chunk(data, &self.model, events) {
             return Ok(Flow::Continue);
         }
         let chunk: Value =
