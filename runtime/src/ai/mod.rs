@@ -5,6 +5,7 @@ mod blocks;
 pub mod catalog;
 pub mod error_kind;
 pub mod google_generative_ai;
+mod http_send;
 pub mod model;
 pub mod openai_completions;
 pub mod openai_responses;

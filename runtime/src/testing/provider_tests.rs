@@ -246,7 +246,7 @@ async fn stream_faults_become_errors() {
         messages.push(message.error_message.clone().unwrap_or_default());
     }
     assert_eq!(messages[0], "model crashed");
-    assert_eq!(messages[1], "terminated");
+    assert!(messages[1].starts_with("terminated (reading the answer to POST http://127.0.0.1:"), "{}", messages[1]);
     assert!(messages[2].starts_with("could not parse stream chunk as JSON"), "{}", messages[2]);
     assert_eq!(messages[3], "An unknown error occurred");
 }
@@ -255,9 +255,14 @@ async fn stream_faults_become_errors() {
 async fn unreachable_servers_give_connection_errors() {
     let server = server("[]").await;
     let model = model(&server);
+    let base_url = server.base_url();
     server.shutdown().await;
     let events = collect(&OpenAiCompletionsProvider::new().with_max_retries(0), &model, options()).await;
-    assert_eq!(final_message(&events).error_message.as_deref(), Some("Connection error."));
+    let message = final_message(&events).error_message.clone().unwrap_or_default();
+    // pi's words, then the URL and the cause.
+    let expected = format!("Connection error. (POST {base_url}/chat/completions: ");
+    assert!(message.starts_with(&expected) && message.ends_with(')'), "{message}");
+    assert!(message.to_lowercase().contains("refused"), "the cause is named: {message}");
 }
 
 #[tokio::test]

@@ -240,7 +240,8 @@ async fn a_mid_stream_disconnect_is_terminated() {
     let provider = OpenAiResponsesProvider::new().with_max_retries(0);
     let events = collect(&provider, &model(&server), &context(ask("hi")), options()).await;
     let message = final_message(&events);
-    assert_eq!((message.stop_reason, message.error_message.as_deref()), (StopReason::Error, Some("terminated")));
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert!(message.error_message.as_deref().is_some_and(|text| text.starts_with("terminated (")), "{message:?}");
     assert!(message.text().starts_with("This"), "the partial text is kept: {:?}", message.content);
     assert!(!types(&events).contains(&"text_end".to_owned()), "as in pi, the cut block stays open");
 }
