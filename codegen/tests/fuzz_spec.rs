@@ -3,12 +3,14 @@
 //! bytes, and random minijinja templates (tool commands, `system_prompt.template`) never panic or hang, and
 //! every error is located at a line and column of the file. Bounded for CI; `scripts/fuzz` runs more.
 
+mod agent_files;
 #[path = "../../runtime/tests/fuzz_support/mod.rs"]
 mod fuzz_support;
 
 use std::path::{Path, PathBuf};
 
-use fuzz_support::{config, tricky_text, within};
+use agent_files::agent_files;
+use fuzz_support::{apply_edits, config, tricky_text, within};
 use pi_codegen::{AgentSpec, SpecError, load_spec, parse_spec};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -16,20 +18,7 @@ use serde_yaml::Value;
 
 /// Every agent YAML under agents/ (agent crates included), with its text.
 fn seeds() -> Vec<(PathBuf, String)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("read agents/").flatten() {
-            let path = entry.path();
-            if path.is_dir() && entry.file_name() != "target" {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|ext| ext == "yaml") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents"), &mut files);
-    files.sort();
-    files.into_iter().map(|path| (path.clone(), std::fs::read_to_string(&path).expect("agent file"))).collect()
+    agent_files().into_iter().map(|path| (path.clone(), std::fs::read_to_string(&path).expect("agent file"))).collect()
 }
 
 /// Reads `text` as the agent file `path` on a guarded thread.
@@ -194,16 +183,6 @@ fn edit() -> impl Strategy<Value = (Index, Index, String)> {
     (any::<Index>(), any::<Index>(), piece)
 }
 
-fn apply_edits(seed: &str, edits: &[(Index, Index, String)]) -> String {
-    let mut chars: Vec<char> = seed.chars().collect();
-    for (at, len, piece) in edits {
-        let start = at.index(chars.len() + 1);
-        let end = (start + len.index(5)).min(chars.len());
-        chars.splice(start..end, piece.chars());
-    }
-    chars.into_iter().collect()
-}
-
 /// Any YAML value, a few levels deep, with strings that look like what the spec holds.
 fn yaml_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -300,7 +279,7 @@ proptest! {
     fn edited_agents_are_read_or_located(seed in any::<Index>(), edits in prop::collection::vec(edit(), 1..6)) {
         let seeds = seeds();
         let (path, text) = &seeds[seed.index(seeds.len())];
-        check(path.clone(), apply_edits(text, edits.as_slice()))?;
+        check(path.clone(), apply_edits(text, edits.as_slice(), 4))?;
     }
 
     /// The agents in agents/ with values replaced by random ones (wrong types, unknown tools, bad regexes,

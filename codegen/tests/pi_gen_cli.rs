@@ -4,25 +4,11 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 
-const PI_GEN: &str = env!("CARGO_BIN_EXE_pi-gen");
+mod agent_files;
 
-/// Every agent YAML under agents/ (including those of agent crates), sorted.
-fn agent_files() -> Vec<std::path::PathBuf> {
-    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("read agents/").flatten() {
-            let path = entry.path();
-            if path.is_dir() && entry.file_name() != "target" {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|ext| ext == "yaml") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents"), &mut files);
-    files.sort();
-    files
-}
+use agent_files::agent_files;
+
+const PI_GEN: &str = env!("CARGO_BIN_EXE_pi-gen");
 
 #[test]
 fn check_accepts_the_example_agents() {

@@ -102,49 +102,33 @@ proptest! {
 
 /// JSON text with escapes and spacing of every kind, sometimes not quite valid.
 fn hand_written_json() -> impl Strategy<Value = String> {
-    let token = prop_oneof![
-        Just("{".to_owned()),
-        Just("}".to_owned()),
-        Just("[".to_owned()),
-        Just("]".to_owned()),
-        Just(",".to_owned()),
-        Just(":".to_owned()),
-        Just(" \n\t\r".to_owned()),
-        Just("\"k\"".to_owned()),
-        Just("\"\\u00e9\\/\\b\\f\\n\\r\\t\\\\\\\"\"".to_owned()),
-        Just("\"\\ud83d\\ude00\"".to_owned()),
-        Just("-12.5e+3".to_owned()),
-        Just("0".to_owned()),
-        Just("true".to_owned()),
-        Just("null".to_owned()),
-    ];
+    let token = prop::sample::select(vec![
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " \n\t\r",
+        "\"k\"",
+        "\"\\u00e9\\/\\b\\f\\n\\r\\t\\\\\\\"\"",
+        "\"\\ud83d\\ude00\"",
+        "-12.5e+3",
+        "0",
+        "true",
+        "null",
+    ]);
     prop::collection::vec(token, 0..24).prop_map(|tokens| tokens.concat())
 }
 
 /// Garbage made of JSON's own pieces, including escapes cut short and lone surrogates.
 fn json_like_garbage() -> impl Strategy<Value = String> {
     let token = prop_oneof![
-        Just("{".to_owned()),
-        Just("}".to_owned()),
-        Just("[".to_owned()),
-        Just("]".to_owned()),
-        Just(",".to_owned()),
-        Just(":".to_owned()),
-        Just("\"".to_owned()),
-        Just("\\".to_owned()),
-        Just("\\u".to_owned()),
-        Just("\\ud800".to_owned()),
-        Just("\\udc00".to_owned()),
-        Just("\\uD83D".to_owned()),
-        Just("\\uZZZZ".to_owned()),
-        Just("\\x".to_owned()),
-        Just("1e".to_owned()),
-        Just("-".to_owned()),
-        Just(".".to_owned()),
-        Just("tru".to_owned()),
-        Just("nul".to_owned()),
-        Just("é".to_owned()),
-        Just("😀".to_owned()),
+        prop::sample::select(vec![
+            "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "\\udc00", "\\uD83D", "\\uZZZZ", "\\x", "1e",
+            "-", ".", "tru", "nul", "é", "😀"
+        ])
+        .prop_map(str::to_owned),
         "[0-9a-fA-F]{1,4}",
         "[ -~]{1,3}",
     ];
@@ -152,16 +136,16 @@ fn json_like_garbage() -> impl Strategy<Value = String> {
 }
 
 /// A `\uXXXX` high surrogate followed by an escape that is not a low surrogate, in an unfinished
-/// string: the parser computes the code point as `0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)`
-/// with a wrapping subtraction, and the addition overflows (a panic in debug builds).
+/// string: once an overflow in the code point arithmetic (a panic in debug builds); now the lone half
+/// reads as U+FFFD and the escape after it as itself.
 #[test]
 fn a_high_surrogate_followed_by_a_non_low_surrogate_does_not_overflow() {
     let value = parse_guarded(r#"{"t": "\ud800\u0041"#.to_owned());
     assert!(value.get("t").is_some_and(Value::is_string), "{value}");
 }
 
-/// Deeply nested unfinished JSON (a model streaming `[[[[…`): serde_json stops at its recursion limit, then
-/// the prefix reader recurses once per level with no limit and overflows the stack (the process aborts).
+/// Deeply nested unfinished JSON (a model streaming `[[[[…`): serde_json stops at its recursion limit, and
+/// the prefix reader stops at the same depth instead of recursing until the stack overflows.
 #[test]
 fn deeply_nested_unfinished_json_does_not_overflow_the_stack() {
     let value = parse_guarded("[".repeat(100_000));

@@ -71,10 +71,6 @@ impl SharedText {
         }
     }
 
-    pub fn clear(&mut self) {
-        self.0 = Repr::Empty;
-    }
-
     /// An owned `String` with the same text (a copy).
     pub fn into_string(self) -> String {
         self.as_str().to_owned()

@@ -193,3 +193,14 @@ pub fn byte_mutation() -> impl proptest::strategy::Strategy<Value = ByteMutation
         (any::<Index>(), 1usize..200).prop_map(|(at, len)| ByteMutation::Repeat(at, len)),
     ]
 }
+
+/// `seed` with each edit replacing up to `longest` characters (or none) at some char position by its piece.
+pub fn apply_edits(seed: &str, edits: &[(Index, Index, String)], longest: usize) -> String {
+    let mut chars: Vec<char> = seed.chars().collect();
+    for (at, len, piece) in edits {
+        let start = at.index(chars.len() + 1);
+        let end = (start + len.index(longest + 1)).min(chars.len());
+        chars.splice(start..end, piece.chars());
+    }
+    chars.into_iter().collect()
+}

@@ -120,19 +120,10 @@ impl StreamState {
         let non_empty = |key: &str| delta.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
 
         if let Some(text) = non_empty("content") {
-            self.push_text(text, &mut events);
+            self.push_piece(text, None, &mut events);
         }
         if let Some((field, text)) = REASONING_FIELDS.iter().find_map(|f| non_empty(f).map(|t| (*f, t))) {
-            self.close_tools(&mut events);
-            let index = self.open_kind(&mut events, true, field);
-            if let Some(AssistantContent::Thinking(block)) = self.output.content.get_mut(index) {
-                block.thinking.push_str(text);
-            }
-            events.push(AssistantMessageEvent::ThinkingDelta {
-                content_index: index,
-                delta: text.to_owned(),
-                partial: self.output.clone(),
-            });
+            self.push_piece(text, Some(field), &mut events);
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for call in calls {
@@ -164,22 +155,27 @@ impl StreamState {
             self.output.response_id = chunk.id.filter(|id| !id.is_empty()).map(Cow::into_owned);
         }
         if let Some(text) = delta.content.as_deref().filter(|text| !text.is_empty()) {
-            self.push_text(text, events);
+            self.push_piece(text, None, events);
         }
         true
     }
 
-    /// A piece of answer text: tool calls close, the text block opens or grows.
-    fn push_text(&mut self, text: &str, events: &mut Vec<AssistantMessageEvent>) {
+    /// A piece of answer text, or of reasoning when `reasoning_field` names the delta field it came in (the
+    /// block's signature): tool calls close, the block of that kind opens or grows.
+    fn push_piece(&mut self, text: &str, reasoning_field: Option<&str>, events: &mut Vec<AssistantMessageEvent>) {
         self.close_tools(events);
-        let index = self.open_kind(events, false, "");
-        if let Some(AssistantContent::Text(block)) = self.output.content.get_mut(index) {
-            block.text.push_str(text);
+        let thinking = reasoning_field.is_some();
+        let content_index = self.open_kind(events, thinking, reasoning_field.unwrap_or(""));
+        match self.output.content.get_mut(content_index) {
+            Some(AssistantContent::Thinking(block)) if thinking => block.thinking.push_str(text),
+            Some(AssistantContent::Text(block)) if !thinking => block.text.push_str(text),
+            _ => {}
         }
-        events.push(AssistantMessageEvent::TextDelta {
-            content_index: index,
-            delta: text.to_owned(),
-            partial: self.output.clone(),
+        let (delta, partial) = (text.to_owned(), self.output.clone());
+        events.push(if thinking {
+            AssistantMessageEvent::ThinkingDelta { content_index, delta, partial }
+        } else {
+            AssistantMessageEvent::TextDelta { content_index, delta, partial }
         });
     }
 
