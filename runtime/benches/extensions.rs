@@ -135,8 +135,11 @@ impl Turn {
         for delta in &words {
             text.push_str(delta);
             let partial = assistant(vec![AssistantContent::Text(TextContent::new(text.clone()))], StopReason::Stop);
-            let event =
-                AssistantMessageEvent::TextDelta { content_index: 0, delta: delta.clone(), partial: partial.clone() };
+            let event = AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: delta.as_str().into(),
+                partial: partial.clone(),
+            };
             updates.push((AgentMessage::Assistant(partial), event));
         }
         let call = read_call(99);

@@ -409,9 +409,8 @@ fn sse_like_garbage() -> impl Strategy<Value = String> {
     prop::collection::vec(event, 0..8).prop_map(|events| events.concat())
 }
 
-/// A body that starts with a byte-order mark (which SSE allows and clients must skip). eventsource-stream
-/// 0.2.3 would strip it with `&string[1..]`, one byte into the three-byte character, and panic; the transport
-/// removes it first.
+/// A body that starts with a byte-order mark (which SSE allows and clients must skip; eventsource-stream
+/// 0.2.3, used before sse-parse, stripped it one byte into the three-byte character and panicked).
 #[test]
 fn a_body_starting_with_a_byte_order_mark_decodes_like_one_without() {
     let completion = MockCompletion { text: Some("hello".into()), ..MockCompletion::default() };

@@ -29,10 +29,10 @@ pub(crate) fn block_end_event(message: &AssistantMessage, index: usize) -> Optio
     let partial = message.clone();
     match message.content.get(index) {
         Some(AssistantContent::Text(t)) => {
-            Some(AssistantMessageEvent::TextEnd { content_index: index, content: t.text.to_string(), partial })
+            Some(AssistantMessageEvent::TextEnd { content_index: index, content: t.text.clone(), partial })
         }
         Some(AssistantContent::Thinking(t)) => {
-            Some(AssistantMessageEvent::ThinkingEnd { content_index: index, content: t.thinking.to_string(), partial })
+            Some(AssistantMessageEvent::ThinkingEnd { content_index: index, content: t.thinking.clone(), partial })
         }
         _ => None,
     }

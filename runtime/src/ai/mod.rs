@@ -14,7 +14,6 @@ pub mod partial_json;
 pub mod provider;
 pub mod replay;
 pub mod scripted;
-mod sse_body;
 pub mod stream;
 pub mod streaming_arguments;
 pub mod transport;

@@ -213,10 +213,10 @@ impl Player {
                 self.message.content.push(AssistantContent::Text(TextContent::new("")));
                 self.send(AssistantMessageEvent::TextStart { content_index: index, partial: self.partial() }).await?;
                 for piece in halves(&text) {
-                    if let Some(AssistantContent::Text(block)) = self.message.content.get_mut(index) {
-                        block.text.push_str(piece);
-                    }
-                    let delta = piece.to_owned();
+                    let delta = match self.message.content.get_mut(index) {
+                        Some(AssistantContent::Text(block)) => block.text.push_str_view(piece),
+                        _ => piece.into(),
+                    };
                     self.send(AssistantMessageEvent::TextDelta {
                         content_index: index,
                         delta,
@@ -226,7 +226,7 @@ impl Player {
                 }
                 self.send(AssistantMessageEvent::TextEnd {
                     content_index: index,
-                    content: text,
+                    content: text.into(),
                     partial: self.partial(),
                 })
                 .await
@@ -236,17 +236,17 @@ impl Player {
                 self.message.content.push(AssistantContent::Thinking(block));
                 self.send(AssistantMessageEvent::ThinkingStart { content_index: index, partial: self.partial() })
                     .await?;
-                if let Some(AssistantContent::Thinking(block)) = self.message.content.get_mut(index) {
-                    block.thinking.push_str(&thinking);
-                }
-                let delta = thinking.clone();
+                let delta = match self.message.content.get_mut(index) {
+                    Some(AssistantContent::Thinking(block)) => block.thinking.push_str_view(&thinking),
+                    _ => thinking.as_str().into(),
+                };
                 self.send(AssistantMessageEvent::ThinkingDelta {
                     content_index: index,
                     delta,
                     partial: self.partial(),
                 })
                 .await?;
-                let content = thinking;
+                let content = thinking.into();
                 self.send(AssistantMessageEvent::ThinkingEnd { content_index: index, content, partial: self.partial() })
                     .await
             }
@@ -257,7 +257,7 @@ impl Player {
                     .await?;
                 let call = ToolCall { arguments, ..call };
                 self.message.content[index] = AssistantContent::ToolCall(call.clone());
-                let delta = call.arguments.to_string();
+                let delta = call.arguments.to_string().into();
                 self.send(AssistantMessageEvent::ToolcallDelta {
                     content_index: index,
                     delta,

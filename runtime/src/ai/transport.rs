@@ -5,8 +5,6 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{FutureExt, StreamExt};
 use reqwest::header::HeaderMap;
 use tokio_util::sync::CancellationToken;
@@ -269,10 +267,14 @@ async fn drive<D: StreamDecoder>(
 }
 
 /// Reads SSE events from `body` into `decoder` until the stream ends, the decoder stops, the call is
-/// cancelled or nothing arrives for `idle_timeout`; then lets the decoder finish. `source` names the body in
+/// cancelled or no bytes arrive for `idle_timeout`; then lets the decoder finish. `source` names the body in
 /// errors (`POST http://host/v1/messages`).
+///
+/// The events are cut by `sse-parse` as the SDKs' decoders cut them: a leading byte-order mark is skipped,
+/// invalid UTF-8 becomes U+FFFD (as `TextDecoder` does), and an event the body ends in the middle of is
+/// dropped.
 async fn read_body<S, B, E, D>(
-    body: S,
+    mut body: S,
     source: &str,
     idle_timeout: Duration,
     decoder: &mut D,
@@ -281,44 +283,46 @@ async fn read_body<S, B, E, D>(
 ) -> Result<(), Failure>
 where
     S: futures_util::Stream<Item = Result<B, E>> + Unpin,
-    B: Into<Bytes>,
+    B: AsRef<[u8]>,
     E: std::error::Error + 'static,
     D: StreamDecoder,
 {
-    let mut sse = super::sse_body::event_pieces(body).eventsource();
+    let mut parser = sse_parse::SseParser::new();
     let mut events = Vec::new();
     loop {
         // Like the SDKs on abort: stop reading quietly; blocks still close, then the abort check fails.
         if cancel.is_cancelled() {
             break;
         }
-        // An event already received is taken at once; only an empty buffer waits (for data, the abort or
-        // the idle timeout), so most events cost no timer and no wake-up registration.
-        let ready = sse.next().now_or_never();
-        let next = match ready {
+        if let Some(event) = parser.next_event() {
+            let flow = decoder.on_event(&event.event, &event.data, &mut events);
+            emit(&mut events)?;
+            if flow? == Flow::Stop {
+                break;
+            }
+            continue;
+        }
+        // Bytes already received are taken at once; only an empty buffer waits (for data, the abort or
+        // the idle timeout), so most chunks cost no timer and no wake-up registration.
+        let next = match body.next().now_or_never() {
             Some(next) => next,
             None => tokio::select! {
                 biased;
                 _ = cancel.cancelled() => break,
-                next = tokio::time::timeout(idle_timeout, sse.next()) => next.map_err(|_| Failure::Error(DecodeError {
+                next = tokio::time::timeout(idle_timeout, body.next()) => next.map_err(|_| Failure::Error(DecodeError {
                     message: TIMED_OUT.to_owned(),
                     kind: Some(ProviderErrorKind::Network),
                 }))?,
             },
         };
-        let Some(event) = next else { break };
-        let event = event.map_err(|error| match error {
-            EventStreamError::Transport(error) => {
+        match next {
+            Some(Ok(chunk)) => parser.feed(chunk.as_ref()),
+            Some(Err(error)) => {
                 let cause = super::http_send::root_cause(&error);
                 let message = format!("{TERMINATED} (reading the answer to {source}: {cause})");
-                Failure::Error(DecodeError { message, kind: Some(ProviderErrorKind::Network) })
+                return Err(Failure::Error(DecodeError { message, kind: Some(ProviderErrorKind::Network) }));
             }
-            other => Failure::from(format!("invalid event stream in the answer to {source}: {other}")),
-        })?;
-        let flow = decoder.on_event(&event.event, &event.data, &mut events);
-        emit(&mut events)?;
-        if flow? == Flow::Stop {
-            break;
+            None => break,
         }
     }
     let finished = decoder.finish(&mut events);

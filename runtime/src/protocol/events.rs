@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::SharedText;
 use super::content::{ToolCall, UserContent};
 use super::messages::{AgentMessage, AssistantMessage, ToolResultMessage};
 
@@ -51,7 +52,7 @@ pub enum AssistantMessageEvent {
     TextDelta {
         #[serde(rename = "contentIndex")]
         content_index: usize,
-        delta: String,
+        delta: SharedText,
         #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
@@ -59,7 +60,7 @@ pub enum AssistantMessageEvent {
     TextEnd {
         #[serde(rename = "contentIndex")]
         content_index: usize,
-        content: String,
+        content: SharedText,
         #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
@@ -74,7 +75,7 @@ pub enum AssistantMessageEvent {
     ThinkingDelta {
         #[serde(rename = "contentIndex")]
         content_index: usize,
-        delta: String,
+        delta: SharedText,
         #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
@@ -82,7 +83,7 @@ pub enum AssistantMessageEvent {
     ThinkingEnd {
         #[serde(rename = "contentIndex")]
         content_index: usize,
-        content: String,
+        content: SharedText,
         #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },
@@ -97,7 +98,7 @@ pub enum AssistantMessageEvent {
     ToolcallDelta {
         #[serde(rename = "contentIndex")]
         content_index: usize,
-        delta: String,
+        delta: SharedText,
         #[serde(with = "super::tagged::assistant")]
         partial: AssistantMessage,
     },

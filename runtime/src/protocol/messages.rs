@@ -94,7 +94,7 @@ pub struct AssistantMessage {
     pub stop_reason: StopReason,
     pub timestamp: i64,
     #[serde(rename = "responseId", default, skip_serializing_if = "Option::is_none")]
-    pub response_id: Option<String>,
+    pub response_id: Option<super::SharedText>,
     #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// What kind of failure `error_message` reports, when the provider knew (never serialized:

@@ -43,7 +43,8 @@ impl SharedText {
             Repr::Frozen(slice) => slice,
         };
         // SAFETY: every byte in an append-only buffer was appended from a `&str` (`push_str` is the only
-        // writer), and a view always ends where the writer's text ended, so the bytes are whole UTF-8.
+        // writer), and a view always starts and ends where an appended `&str` started or ended, so the bytes
+        // are whole UTF-8.
         unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 
@@ -59,6 +60,17 @@ impl SharedText {
                 bytes.push_str(text);
                 self.0 = Repr::Growing(bytes);
             }
+        }
+    }
+
+    /// Appends `text` and returns just that part as shared text: a view of the bytes it now occupies here,
+    /// so a streamed delta costs no allocation of its own.
+    pub fn push_str_view(&mut self, text: &str) -> SharedText {
+        let start = self.len();
+        self.push_str(text);
+        match &self.0 {
+            Repr::Growing(bytes) if !text.is_empty() => Self(Repr::Frozen(bytes.slice(start..))),
+            _ => Self::from(text),
         }
     }
 
@@ -274,6 +286,16 @@ mod tests {
         let seen: Vec<&str> = views.iter().map(SharedText::as_str).collect();
         assert_eq!(seen, ["ünï", "ünïcödé ", "ünïcödé 日本語", "ünïcödé 日本語", "ünïcödé 日本語 end"]);
         assert_eq!(text, "ünïcödé 日本語 end");
+    }
+
+    #[test]
+    fn a_pushed_piece_comes_back_as_a_view_of_itself() {
+        let mut text = SharedText::from("ü");
+        let pieces: Vec<SharedText> = ["日本", "", "語 ✓"].iter().map(|piece| text.push_str_view(piece)).collect();
+        assert_eq!(pieces, ["日本", "", "語 ✓"]);
+        text.push_str(" and more, which may move the text to a larger buffer");
+        assert_eq!(pieces[2], "語 ✓");
+        assert_eq!(text, "ü日本語 ✓ and more, which may move the text to a larger buffer");
     }
 
     #[test]

@@ -51,15 +51,27 @@ pub fn iso_to_ms(timestamp: &str) -> i64 {
 
 /// The context at `leaf` (pi's `buildSessionContext`). `None` gives no messages; an id that is not in
 /// `entries` falls back to the last entry.
+///
+/// Ids are taken to be unique, as pi and this runtime write them: a parent is looked for first just before
+/// its child, and the id map is built only if a walk has to jump (a branch). Over a file that repeats an id,
+/// [`super::SessionTree::context_at`] gives pi's answer (the last entry with that id).
 pub fn build_session_context(entries: &[SessionEntry], leaf: Option<&str>) -> SessionContext {
-    let by_id: HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
-    build_indexed(entries, |id| by_id.get(id).copied(), leaf)
+    let by_id = std::cell::OnceCell::new();
+    let lookup = |id: &str| {
+        let by_id = by_id.get_or_init(|| {
+            entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect::<HashMap<&str, usize>>()
+        });
+        by_id.get(id).copied()
+    };
+    build_indexed(entries, lookup, true, leaf)
 }
 
-/// [`build_session_context`] over an existing id → index map.
+/// [`build_session_context`] over an id → index lookup. With `adjacent_parents`, a parent is first looked
+/// for just before its child (exact when ids are unique).
 pub(crate) fn build_indexed(
     entries: &[SessionEntry],
     lookup: impl Fn(&str) -> Option<usize>,
+    adjacent_parents: bool,
     leaf: Option<&str>,
 ) -> SessionContext {
     let Some(leaf) = leaf else { return SessionContext::default() };
@@ -69,7 +81,7 @@ pub(crate) fn build_indexed(
         return SessionContext::default();
     };
     let path: Vec<&SessionEntry> =
-        path_indices(entries, &lookup, leaf_index).into_iter().map(|i| &entries[i]).collect();
+        path_indices(entries, &lookup, adjacent_parents, leaf_index).into_iter().map(|i| &entries[i]).collect();
 
     let mut context = SessionContext::default();
     let mut compaction_at = None;
@@ -109,10 +121,13 @@ pub(crate) fn build_indexed(
 }
 
 /// The indices from the root down to `start`, following `parent_id` without recursion. A parent that is
-/// missing ends the walk (the entry is then a root); a cycle ends it at the first repeated entry.
+/// missing ends the walk (the entry is then a root); a cycle ends it at the first repeated entry. With
+/// `adjacent_parents` the entry just before is tried first: pi appends almost every entry under the one
+/// before it, and comparing one id there costs far less than a lookup by id (exact when ids are unique).
 pub(crate) fn path_indices(
     entries: &[SessionEntry],
     lookup: &impl Fn(&str) -> Option<usize>,
+    adjacent_parents: bool,
     start: usize,
 ) -> Vec<usize> {
     let mut path = Vec::new();
@@ -123,7 +138,10 @@ pub(crate) fn path_indices(
             break;
         }
         path.push(index);
-        current = entries[index].parent_id.as_deref().and_then(lookup);
+        current = entries[index].parent_id.as_deref().and_then(|parent| {
+            let previous = index.checked_sub(1).filter(|&previous| adjacent_parents && entries[previous].id == parent);
+            previous.or_else(|| lookup(parent))
+        });
     }
     path.reverse();
     path

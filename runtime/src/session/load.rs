@@ -176,10 +176,14 @@ fn parse_current_entries(text: &str) -> (Vec<SessionEntry>, usize) {
     parts.push(&text[start..]);
     std::thread::scope(|scope| {
         let handles: Vec<_> = parts[1..].iter().map(|part| (part, scope.spawn(move || parse_part(part)))).collect();
-        let (mut entries, mut skipped) = parse_part(parts[0]);
+        let mut results = vec![parse_part(parts[0])];
         for (part, handle) in handles {
             // A reader that failed (a bug) costs only time: its part is read again here.
-            let (part_entries, part_skipped) = handle.join().unwrap_or_else(|_| parse_part(part));
+            results.push(handle.join().unwrap_or_else(|_| parse_part(part)));
+        }
+        let mut entries = Vec::with_capacity(results.iter().map(|(entries, _)| entries.len()).sum());
+        let mut skipped = 0;
+        for (part_entries, part_skipped) in results {
             entries.extend(part_entries);
             skipped += part_skipped;
         }
@@ -188,7 +192,8 @@ fn parse_current_entries(text: &str) -> (Vec<SessionEntry>, usize) {
 }
 
 fn parse_part(text: &str) -> (Vec<SessionEntry>, usize) {
-    let mut entries = Vec::with_capacity(text.len() / 512);
+    // One entry per line at most: counting the lines first costs far less than growing the vector.
+    let mut entries = Vec::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
     let mut skipped = 0;
     for line in text.lines().filter(|line| !line.trim().is_empty()) {
         match parse_current_entry(line) {

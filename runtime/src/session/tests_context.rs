@@ -115,6 +115,30 @@ fn a_missing_parent_ends_the_path_at_that_entry() {
 }
 
 #[test]
+fn parents_are_found_just_before_their_child_or_by_id_across_branches() {
+    // 1 ← 2 ← 3 and 2 ← 4: entry 4's parent is not the entry before it.
+    let entries = vec![
+        msg("1", None, user("1")),
+        msg("2", Some("1"), user("2")),
+        msg("3", Some("2"), user("3")),
+        msg("4", Some("2"), user("4")),
+        msg("5", Some("4"), user("5")),
+    ];
+    assert_eq!(texts(&build_session_context(&entries, Some("5"))), ["1", "2", "4", "5"]);
+    assert_eq!(texts(&build_session_context(&entries, Some("3"))), ["1", "2", "3"]);
+}
+
+#[test]
+fn over_a_repeated_id_the_tree_takes_the_last_entry_with_it_as_pi_does() {
+    // "1" twice; "2" names "1" as its parent and follows the first of them.
+    let entries = vec![msg("1", None, user("first")), msg("2", Some("1"), user("2")), msg("1", None, user("second"))];
+    let tree = crate::session::SessionTree::from_entries(entries.clone());
+    assert_eq!(texts(&tree.context_at(Some("2"))), ["second", "2"]);
+    // The free function takes ids as unique and finds the parent just before.
+    assert_eq!(texts(&build_session_context(&entries, Some("2"))), ["first", "2"]);
+}
+
+#[test]
 fn thinking_level_and_model_come_from_the_latest_entries_on_the_path() {
     let entries = vec![
         entry("1", None, EntryKind::ModelChange { provider: "p".into(), model_id: "first".into() }),

@@ -67,6 +67,9 @@ struct LabelSlot {
 pub struct SessionTree {
     entries: Vec<SessionEntry>,
     by_id: foldhash::HashMap<String, usize>,
+    /// Some id is used by more than one entry (never written by pi or this runtime): walks then look every
+    /// parent up by id, so the last entry with the id wins, as in pi.
+    repeated_ids: bool,
     leaf: Option<String>,
     labels: HashMap<String, LabelSlot>,
     label_order: u64,
@@ -92,6 +95,7 @@ impl SessionTree {
         Self {
             entries: Vec::new(),
             by_id: foldhash::HashMap::default(),
+            repeated_ids: false,
             leaf: None,
             labels: HashMap::new(),
             label_order: 0,
@@ -278,7 +282,7 @@ impl SessionTree {
     pub fn path_to(&self, id: &str) -> Vec<&SessionEntry> {
         let Some(&start) = self.by_id.get(id) else { return Vec::new() };
         let lookup = |id: &str| self.by_id.get(id).copied();
-        path_indices(&self.entries, &lookup, start).into_iter().map(|i| &self.entries[i]).collect()
+        path_indices(&self.entries, &lookup, !self.repeated_ids, start).into_iter().map(|i| &self.entries[i]).collect()
     }
 
     /// The entries from the root down to the leaf.
@@ -293,7 +297,7 @@ impl SessionTree {
 
     /// The context at `leaf` (see [`super::build_session_context`]).
     pub fn context_at(&self, leaf: Option<&str>) -> SessionContext {
-        build_indexed(&self.entries, |id| self.by_id.get(id).copied(), leaf)
+        build_indexed(&self.entries, |id| self.by_id.get(id).copied(), !self.repeated_ids, leaf)
     }
 
     /// pi's `getTree`: entries whose parent is missing become roots (in file order); children are sorted
@@ -393,7 +397,7 @@ impl SessionTree {
             }
         }
         let index = self.entries.len();
-        self.by_id.insert(entry.id.clone(), index);
+        self.repeated_ids |= self.by_id.insert(entry.id.clone(), index).is_some();
         self.entries.push(entry);
         index
     }

@@ -1,11 +1,9 @@
 //! Turns Anthropic Messages stream events into assistant-message events: content blocks matched by
 //! their stream `index`, signatures, partial tool input, usage and cost, stop reasons, and errors.
 
-use std::borrow::Cow;
-
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::typical_delta::{DELTA_FIELDS, read_typical_delta};
 use crate::ai::Model;
 use crate::ai::ProviderErrorKind;
 use crate::ai::streaming_arguments::StreamingArguments;
@@ -33,39 +31,6 @@ const NOT_ANTHROPIC: &str = "the response stream carried no Anthropic message ev
 const EMPTY_ERROR_EVENT: &str = "the Anthropic stream sent an error event without any details";
 /// The body ended after `message_start` without `message_stop`.
 const TRUNCATED_STREAM: &str = "the Anthropic stream ended before its message_stop event";
-
-/// The delta kinds of `content_block_delta` and the field that carries each one's text.
-const DELTA_FIELDS: [(&str, &str); 4] = [
-    ("text_delta", "text"),
-    ("thinking_delta", "thinking"),
-    ("input_json_delta", "partial_json"),
-    ("signature_delta", "signature"),
-];
-
-/// A `content_block_delta` event as servers send it, borrowed from the event's text. Any other shape (a field
-/// of another type, a duplicate key) fails to parse and goes the general way.
-#[derive(Deserialize)]
-struct TypicalDelta<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    index: u64,
-    #[serde(borrow)]
-    delta: TypicalDeltaBody<'a>,
-}
-
-#[derive(Deserialize)]
-struct TypicalDeltaBody<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(default, borrow)]
-    text: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    thinking: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    partial_json: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    signature: Option<Cow<'a, str>>,
-}
 
 /// A content block still receiving deltas.
 #[derive(Debug)]
@@ -116,7 +81,7 @@ impl AnthropicDecoder {
             Some("message_start") => {
                 let message = event.get("message");
                 if let Some(id) = message.and_then(|m| m.get("id")).and_then(Value::as_str) {
-                    self.output.response_id = Some(id.to_owned());
+                    self.output.response_id = Some(id.into());
                 }
                 self.saw_message_start = true;
                 let usage = message.and_then(|m| m.get("usage"));
@@ -237,19 +202,19 @@ impl AnthropicDecoder {
         let content_index = self.open[pos].content_index;
         match (kind, self.output.content.get_mut(content_index)) {
             (Some("text_delta"), Some(AssistantContent::Text(block))) => {
-                block.text.push_str(piece);
-                let (delta, partial) = (piece.to_owned(), self.output.clone());
+                let delta = block.text.push_str_view(piece);
+                let partial = self.output.clone();
                 events.push(AssistantMessageEvent::TextDelta { content_index, delta, partial });
             }
             (Some("thinking_delta"), Some(AssistantContent::Thinking(block))) => {
-                block.thinking.push_str(piece);
-                let (delta, partial) = (piece.to_owned(), self.output.clone());
+                let delta = block.thinking.push_str_view(piece);
+                let partial = self.output.clone();
                 events.push(AssistantMessageEvent::ThinkingDelta { content_index, delta, partial });
             }
             (Some("input_json_delta"), Some(AssistantContent::ToolCall(block))) => {
                 let open = &mut self.open[pos];
                 block.arguments = open.partial_json.push(piece).clone();
-                let (delta, partial) = (piece.to_owned(), self.output.clone());
+                let (delta, partial) = (piece.into(), self.output.clone());
                 events.push(AssistantMessageEvent::ToolcallDelta { content_index, delta, partial });
             }
             (Some("signature_delta"), Some(AssistantContent::Thinking(block))) => {
@@ -262,19 +227,8 @@ impl AnthropicDecoder {
     /// The common event, a `content_block_delta` in its usual shape, read without building a JSON tree;
     /// `false` when it is anything else (then the general path reads it).
     fn apply_typical_delta(&mut self, data: &str, events: &mut Vec<AssistantMessageEvent>) -> bool {
-        let Ok(event) = serde_json::from_str::<TypicalDelta>(data) else { return false };
-        if event.kind != "content_block_delta" {
-            return false;
-        }
-        let delta = &event.delta;
-        let piece = match delta.kind.as_ref() {
-            "text_delta" => delta.text.as_deref(),
-            "thinking_delta" => delta.thinking.as_deref(),
-            "input_json_delta" => delta.partial_json.as_deref(),
-            "signature_delta" => delta.signature.as_deref(),
-            _ => None,
-        };
-        self.apply_block_delta(event.index, Some(&delta.kind), piece.unwrap_or_default(), events);
+        let Some(delta) = read_typical_delta(data) else { return false };
+        self.apply_block_delta(delta.index, Some(&delta.kind), &delta.piece, events);
         true
     }
 
@@ -290,10 +244,10 @@ impl AnthropicDecoder {
         let partial = self.output.clone();
         match self.output.content.get(content_index) {
             Some(AssistantContent::Text(block)) => {
-                events.push(AssistantMessageEvent::TextEnd { content_index, content: block.text.to_string(), partial });
+                events.push(AssistantMessageEvent::TextEnd { content_index, content: block.text.clone(), partial });
             }
             Some(AssistantContent::Thinking(block)) => {
-                let content = block.thinking.to_string();
+                let content = block.thinking.clone();
                 events.push(AssistantMessageEvent::ThinkingEnd { content_index, content, partial });
             }
             Some(AssistantContent::ToolCall(block)) => {
@@ -333,11 +287,11 @@ impl StreamDecoder for AnthropicDecoder {
             let message = if data.trim().is_empty() { EMPTY_ERROR_EVENT.to_owned() } else { data.to_owned() };
             return Err(DecodeError { message, kind: stream_error_kind(data) });
         }
-        if !MESSAGE_EVENTS.contains(&name) {
-            self.saw_foreign_data |= name != "ping" && !data.trim().is_empty();
+        if name == "content_block_delta" && self.apply_typical_delta(data, events) {
             return Ok(Flow::Continue);
         }
-        if name == "content_block_delta" && self.apply_typical_delta(data, events) {
+        if !MESSAGE_EVENTS.contains(&name) {
+            self.saw_foreign_data |= name != "ping" && !data.trim().is_empty();
             return Ok(Flow::Continue);
         }
         let event = parse_json_with_repair(data)

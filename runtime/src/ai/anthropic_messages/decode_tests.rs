@@ -165,6 +165,28 @@ async fn any_byte_split_decodes_the_same() {
 }
 
 #[tokio::test]
+async fn a_leading_byte_order_mark_is_skipped_and_invalid_utf8_is_replaced_as_textdecoder_does() {
+    let (whole_events, whole) = decode(RECORDED, usize::MAX).await;
+    let whole = message_of(whole);
+    let with_mark = format!("\u{feff}{RECORDED}");
+    for chunk in [1, 2, usize::MAX] {
+        let (events, result) = decode(&with_mark, chunk).await;
+        assert_eq!(tags(&events), tags(&whole_events), "chunk size {chunk}");
+        assert_eq!(message_of(result).content, whole.content, "chunk size {chunk}");
+    }
+    // A byte that is not UTF-8 in a text delta: the stream goes on, the byte reads as U+FFFD.
+    let mut body = RECORDED.as_bytes().to_vec();
+    let at = RECORDED.find("tranger.").unwrap_or_default();
+    body[at] = 0xFF;
+    for chunk in [1, 3, usize::MAX] {
+        let chunks = body.chunks(chunk).map(<[u8]>::to_vec).collect();
+        let (_, result) =
+            decode_recorded(AnthropicDecoder::new(empty_assistant_message(&model()), &model()), chunks).await;
+        assert_eq!(message_of(result).text(), "Lisons le fichier é\u{fffd}ranger.", "chunk size {chunk}");
+    }
+}
+
+#[tokio::test]
 async fn stop_reasons_map_like_pi() {
     let ending = |reason: &str| {
         format!(

@@ -5,6 +5,7 @@
 
 mod decode;
 mod request;
+mod typical_delta;
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
 

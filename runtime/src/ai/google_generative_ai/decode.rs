@@ -113,7 +113,7 @@ impl StreamState {
         }
         if self.output.response_id.is_none() {
             self.output.response_id =
-                chunk.get("responseId").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+                chunk.get("responseId").and_then(Value::as_str).filter(|s| !s.is_empty()).map(Into::into);
         }
         let candidate = chunk.get("candidates").and_then(|c| c.get(0)).and_then(Value::as_object);
         let parts = candidate.and_then(|c| c.get("content")).and_then(|c| c.get("parts")).and_then(Value::as_array);
@@ -156,7 +156,7 @@ impl StreamState {
             return false;
         }
         if self.output.response_id.is_none() {
-            self.output.response_id = chunk.response_id.filter(|id| !id.is_empty()).map(Cow::into_owned);
+            self.output.response_id = chunk.response_id.filter(|id| !id.is_empty()).map(Into::into);
         }
         for part in &candidate.content.parts {
             let signature = part.thought_signature.as_deref().filter(|s| !s.is_empty());
@@ -193,24 +193,20 @@ impl StreamState {
         let index = self.open_kind(thinking, events);
         match self.output.content.get_mut(index) {
             Some(AssistantContent::Thinking(block)) => {
-                block.thinking.push_str(text);
+                let delta = block.thinking.push_str_view(text);
                 if let Some(signature) = signature {
                     block.thinking_signature = Some(signature.into());
                 }
                 let partial = self.output.clone();
-                events.push(AssistantMessageEvent::ThinkingDelta {
-                    content_index: index,
-                    delta: text.to_owned(),
-                    partial,
-                });
+                events.push(AssistantMessageEvent::ThinkingDelta { content_index: index, delta, partial });
             }
             Some(AssistantContent::Text(block)) => {
-                block.text.push_str(text);
+                let delta = block.text.push_str_view(text);
                 if let Some(signature) = signature {
                     block.text_signature = Some(signature.into());
                 }
                 let partial = self.output.clone();
-                events.push(AssistantMessageEvent::TextDelta { content_index: index, delta: text.to_owned(), partial });
+                events.push(AssistantMessageEvent::TextDelta { content_index: index, delta, partial });
             }
             _ => {}
         }
@@ -249,7 +245,7 @@ impl StreamState {
             _ => generated_call_id(name),
         };
         let arguments = call.get("args").filter(|a| !a.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
-        let delta = arguments.to_string();
+        let delta = arguments.to_string().into();
         let tool_call = ToolCall {
             id,
             name: name.unwrap_or_default().to_owned(),

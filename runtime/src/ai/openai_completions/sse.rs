@@ -99,8 +99,7 @@ impl StreamState {
             return Err(stream_error_message(error));
         }
         if self.output.response_id.is_none() {
-            self.output.response_id =
-                chunk.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+            self.output.response_id = chunk.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(Into::into);
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.output.usage = parse_usage(usage, model);
@@ -152,7 +151,7 @@ impl StreamState {
             return false;
         }
         if self.output.response_id.is_none() {
-            self.output.response_id = chunk.id.filter(|id| !id.is_empty()).map(Cow::into_owned);
+            self.output.response_id = chunk.id.filter(|id| !id.is_empty()).map(Into::into);
         }
         if let Some(text) = delta.content.as_deref().filter(|text| !text.is_empty()) {
             self.push_piece(text, None, events);
@@ -166,12 +165,12 @@ impl StreamState {
         self.close_tools(events);
         let thinking = reasoning_field.is_some();
         let content_index = self.open_kind(events, thinking, reasoning_field.unwrap_or(""));
-        match self.output.content.get_mut(content_index) {
-            Some(AssistantContent::Thinking(block)) if thinking => block.thinking.push_str(text),
-            Some(AssistantContent::Text(block)) if !thinking => block.text.push_str(text),
-            _ => {}
-        }
-        let (delta, partial) = (text.to_owned(), self.output.clone());
+        let delta = match self.output.content.get_mut(content_index) {
+            Some(AssistantContent::Thinking(block)) if thinking => block.thinking.push_str_view(text),
+            Some(AssistantContent::Text(block)) if !thinking => block.text.push_str_view(text),
+            _ => text.into(),
+        };
+        let partial = self.output.clone();
         events.push(if thinking {
             AssistantMessageEvent::ThinkingDelta { content_index, delta, partial }
         } else {
@@ -261,7 +260,7 @@ impl StreamState {
         }
         events.push(AssistantMessageEvent::ToolcallDelta {
             content_index,
-            delta: args.to_owned(),
+            delta: args.into(),
             partial: self.output.clone(),
         });
     }

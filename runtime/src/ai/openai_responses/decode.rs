@@ -73,7 +73,7 @@ impl ResponsesState {
         match kind {
             "response.created" => {
                 if let Some(id) = event.pointer("/response/id").and_then(Value::as_str) {
-                    self.output.response_id = Some(id.to_owned());
+                    self.output.response_id = Some(id.into());
                 }
             }
             "response.output_item.added" => self.open_item(event.get("item"), &mut events),
@@ -188,12 +188,13 @@ impl ResponsesState {
     }
 
     fn push_thinking(&mut self, delta: &str, events: &mut Vec<AssistantMessageEvent>) {
-        if let Some(AssistantContent::Thinking(block)) = self.output.content.last_mut() {
-            block.thinking.push_str(delta);
-        }
+        let delta = match self.output.content.last_mut() {
+            Some(AssistantContent::Thinking(block)) => block.thinking.push_str_view(delta),
+            _ => delta.into(),
+        };
         events.push(AssistantMessageEvent::ThinkingDelta {
             content_index: self.last_index(),
-            delta: delta.to_owned(),
+            delta,
             partial: self.output.clone(),
         });
     }
@@ -212,12 +213,13 @@ impl ResponsesState {
         if last_type != Some(part_type) {
             return;
         }
-        if let Some(AssistantContent::Text(block)) = self.output.content.last_mut() {
-            block.text.push_str(delta);
-        }
+        let delta = match self.output.content.last_mut() {
+            Some(AssistantContent::Text(block)) => block.text.push_str_view(delta),
+            _ => delta.into(),
+        };
         events.push(AssistantMessageEvent::TextDelta {
             content_index: self.last_index(),
-            delta: delta.to_owned(),
+            delta,
             partial: self.output.clone(),
         });
     }
@@ -231,7 +233,7 @@ impl ResponsesState {
     fn push_tool_delta(&mut self, delta: &str, events: &mut Vec<AssistantMessageEvent>) {
         events.push(AssistantMessageEvent::ToolcallDelta {
             content_index: self.last_index(),
-            delta: delta.to_owned(),
+            delta: delta.into(),
             partial: self.output.clone(),
         });
     }
@@ -252,7 +254,7 @@ impl ResponsesState {
                     block.thinking = content.into();
                 }
                 block.thinking_signature = Some(signature.into());
-                let content = block.thinking.to_string();
+                let content = block.thinking.clone();
                 self.current_block = None;
                 events.push(AssistantMessageEvent::ThinkingEnd {
                     content_index,
@@ -278,7 +280,7 @@ impl ResponsesState {
                 let Some(AssistantContent::Text(block)) = self.output.content.last_mut() else { return };
                 block.text = text.into();
                 block.text_signature = Some(text_signature(item).into());
-                let content = block.text.to_string();
+                let content = block.text.clone();
                 self.current_block = None;
                 events.push(AssistantMessageEvent::TextEnd { content_index, content, partial: self.output.clone() });
             }
@@ -317,7 +319,7 @@ impl ResponsesState {
     fn complete(&mut self, response: Option<&Value>, model: &Model) -> Result<(), String> {
         let response = response.filter(|r| r.is_object());
         if let Some(id) = response.and_then(|r| r.get("id")).and_then(Value::as_str).filter(|id| !id.is_empty()) {
-            self.output.response_id = Some(id.to_owned());
+            self.output.response_id = Some(id.into());
         }
         if let Some(usage) = response.and_then(|r| r.get("usage")).filter(|u| u.is_object()) {
             self.output.usage = parse_usage(usage);

@@ -168,7 +168,7 @@ fn partial_arguments_parse_as_they_grow_and_done_fills_the_rest() {
         for produced in state.apply_event(event, &model()).unwrap_or_default() {
             if let AssistantMessageEvent::ToolcallDelta { delta, partial, .. } = produced {
                 let AssistantContent::ToolCall(call) = &partial.content[0] else { continue };
-                deltas.push((delta, call.arguments.clone()));
+                deltas.push((delta.into_string(), call.arguments.clone()));
             }
         }
     }
