@@ -67,9 +67,6 @@ struct LabelSlot {
 pub struct SessionTree {
     entries: Vec<SessionEntry>,
     by_id: foldhash::HashMap<String, usize>,
-    /// Some id is used by more than one entry (never written by pi or this runtime): walks then look every
-    /// parent up by id, so the last entry with the id wins, as in pi.
-    repeated_ids: bool,
     leaf: Option<String>,
     labels: HashMap<String, LabelSlot>,
     label_order: u64,
@@ -95,7 +92,6 @@ impl SessionTree {
         Self {
             entries: Vec::new(),
             by_id: foldhash::HashMap::default(),
-            repeated_ids: false,
             leaf: None,
             labels: HashMap::new(),
             label_order: 0,
@@ -273,6 +269,12 @@ impl SessionTree {
         self.labels.get(id).map(|slot| slot.timestamp.as_str())
     }
 
+    /// No id is used by more than one entry (pi and this runtime never repeat one). Otherwise walks look every
+    /// parent up by id, so the last entry with the id wins, as in pi.
+    fn ids_are_unique(&self) -> bool {
+        self.by_id.len() == self.entries.len()
+    }
+
     /// The entries whose parent is `id`, in file order.
     pub fn children(&self, id: &str) -> Vec<&SessionEntry> {
         self.entries.iter().filter(|e| e.parent_id.as_deref() == Some(id)).collect()
@@ -282,7 +284,10 @@ impl SessionTree {
     pub fn path_to(&self, id: &str) -> Vec<&SessionEntry> {
         let Some(&start) = self.by_id.get(id) else { return Vec::new() };
         let lookup = |id: &str| self.by_id.get(id).copied();
-        path_indices(&self.entries, &lookup, !self.repeated_ids, start).into_iter().map(|i| &self.entries[i]).collect()
+        path_indices(&self.entries, &lookup, self.ids_are_unique(), start)
+            .into_iter()
+            .map(|i| &self.entries[i])
+            .collect()
     }
 
     /// The entries from the root down to the leaf.
@@ -297,7 +302,7 @@ impl SessionTree {
 
     /// The context at `leaf` (see [`super::build_session_context`]).
     pub fn context_at(&self, leaf: Option<&str>) -> SessionContext {
-        build_indexed(&self.entries, |id| self.by_id.get(id).copied(), !self.repeated_ids, leaf)
+        build_indexed(&self.entries, |id| self.by_id.get(id).copied(), self.ids_are_unique(), leaf)
     }
 
     /// pi's `getTree`: entries whose parent is missing become roots (in file order); children are sorted
@@ -397,7 +402,7 @@ impl SessionTree {
             }
         }
         let index = self.entries.len();
-        self.repeated_ids |= self.by_id.insert(entry.id.clone(), index).is_some();
+        self.by_id.insert(entry.id.clone(), index);
         self.entries.push(entry);
         index
     }
