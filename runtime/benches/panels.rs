@@ -6,12 +6,14 @@
 
 use divan::Bencher;
 use pi_runtime::panels::{
-    CachePrices, CacheTracker, ContextItem, DetachLimits, PanelRequest, PanelTexts, assemble_request, detach_point,
+    BuiltinPanel, CachePrices, CacheTracker, ContextItem, DetachLimits, OpenFile, PanelRequest, PanelState, PanelTexts,
+    PanelsCore, PanelsDefinition, RequestInput, assemble_request, detach_point,
 };
 use pi_runtime::protocol::{
     AgentMessage, AssistantContent, AssistantMessage, Message, MessageContent, ToolCall, ToolResultMessage,
     UserContent, UserMessage,
 };
+use pi_runtime::tools::ToolEnvironment;
 use serde_json::json;
 
 fn main() {
@@ -95,6 +97,7 @@ fn assemble_50_panels_500_messages(bencher: Bencher) {
         let request = PanelRequest {
             items: divan::black_box(&items),
             conversation: &conversation,
+            numbers: &[],
             system_prompt: "You are a careful coding agent.",
             reinject_system_prompt: true,
             now_ms: 1_795_464_700_000,
@@ -112,4 +115,55 @@ fn detach_point_500_messages(bencher: Bencher) {
     let messages = conversation();
     let limits = DetachLimits::default();
     bencher.bench(|| detach_point(divan::black_box(&messages), &limits));
+}
+
+/// The whole per-request pipeline of the panels strategy (`PanelsCore::prepare`): 41 open files (each one
+/// stat'ed), the state-derived panels, the 500 messages numbered, detached into history chunks and cleaned,
+/// the items stamped, sorted and cache-accounted, and the request assembled. The files and chunks were
+/// loaded by an earlier request, as in a running session.
+#[divan::bench(sample_count = 50)]
+fn prepare_request_with_41_files_and_500_messages(bencher: Bencher) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let definition = PanelsDefinition {
+        builtin: vec![
+            BuiltinPanel::Todo,
+            BuiltinPanel::Library,
+            BuiltinPanel::Statistics,
+            BuiltinPanel::Tools,
+            BuiltinPanel::Memories,
+            BuiltinPanel::Spine,
+            BuiltinPanel::Logs,
+            BuiltinPanel::Scratchpad,
+        ],
+        ..PanelsDefinition::default()
+    };
+    let mut state = PanelState::default();
+    for index in 0..41 {
+        let name = format!("module_{index}.rs");
+        let path = dir.path().join(&name);
+        std::fs::write(&path, "fn main() { println!(\"hello\"); }\n".repeat(32 * (1 + index % 8))).expect("write");
+        // Written a minute ago: a file changed within the last second is read again on every request.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&path).and_then(|file| file.set_modified(old)).expect("mtime");
+        let panel_id = state.allocate_panel();
+        state.open_files.push(OpenFile { panel_id, path: name, skill: None });
+    }
+    let mut core = PanelsCore::new(definition, Vec::new(), ToolEnvironment::new(dir.path()));
+    core.reset_state(state);
+    let messages = conversation();
+    let model = pi_runtime::ai::Model::new("mock", "m", "anthropic-messages", "http://127.0.0.1:1");
+    let tools: Vec<(String, String)> =
+        ["read", "bash", "edit", "write"].iter().map(|name| ((*name).to_owned(), "A tool.".to_owned())).collect();
+    let active: Vec<String> = tools.iter().map(|(name, _)| name.clone()).collect();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let input = RequestInput {
+        messages: &messages,
+        system_prompt: "You are a careful coding agent.",
+        model: Some(&model),
+        all_tools: &tools,
+        active_tools: &active,
+        now_ms: 1_795_464_700_000,
+    };
+    runtime.block_on(core.prepare(&input));
+    bencher.bench_local(|| runtime.block_on(core.prepare(divan::black_box(&input))).0.len());
 }

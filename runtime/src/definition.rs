@@ -75,6 +75,8 @@ pub struct AgentDefinition {
     pub follow_up_mode: QueueMode,
     /// The YAML's `commands:`: slash commands of the agent's own, in YAML order.
     pub commands: Vec<CommandDefinition>,
+    /// The YAML's `context:`: pi's message pipeline (default) or Context Pilot's panels.
+    pub context: crate::panels::ContextDefinition,
 }
 
 /// A file compiled into the binary.
@@ -239,6 +241,7 @@ impl Default for AgentDefinition {
             steering_mode: QueueMode::default(),
             follow_up_mode: QueueMode::default(),
             commands: Vec::new(),
+            context: crate::panels::ContextDefinition::default(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the generated binary's `main.rs`.
 
 mod commands;
+mod context;
 mod hooks;
 mod resources;
 pub mod rust_tools;
@@ -159,6 +160,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
     let custom_tools = custom_tools_tokens(spec, runtime);
     let hooks = hooks::hooks_tokens(spec, ctx);
     let commands = commands::commands_tokens(spec, runtime);
+    let context = context::context_tokens(spec, runtime);
     let session = spec.session.as_ref();
     let session_enabled = session.and_then(|s| s.enabled).unwrap_or(true);
     let session_dir = option_string(session.and_then(|s| s.dir.as_deref()));
@@ -204,6 +206,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             steering_mode: #steering_mode,
             follow_up_mode: #follow_up_mode,
             commands: #commands,
+            context: #context,
         }
     })
 }
@@ -229,5 +232,7 @@ pub fn main_rs(spec: &AgentSpec, ctx: &LowerContext) -> Result<String, SpecError
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_context;
 #[cfg(test)]
 mod tests_hooks;

@@ -2,6 +2,7 @@
 //! these types, so every doc comment here is also the hover text an editor shows.
 
 mod commands;
+mod context;
 mod hooks;
 mod providers;
 mod tools;
@@ -12,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use commands::{BUILTIN_COMMANDS, CommandArgumentSpec, CommandSpec, is_command_name};
+pub use context::{BuiltinPanelSpec, CommandPanelSpec, ContextSpec, ContextStrategySpec, DetachSpec, PanelTextsSpec};
 pub use hooks::{
     ExplicitPattern, HOOK_EVENTS, HookActionKind, HookSpec, InjectMessageFields, InjectMessageSpec, PatternSpec,
     TOOL_EVENTS,
@@ -82,6 +84,11 @@ pub struct AgentSpec {
     /// a shell `command` whose output is shown to the user or, with `send: true`, sent to the model.
     #[serde(default)]
     pub commands: Vec<CommandSpec>,
+    /// How each request's context is built: pi's message pipeline (`strategy: messages`, the default) or
+    /// Context Pilot's panels (`strategy: panels`), with the panels shown, files opened from the start,
+    /// command panels, the detachment limits and the texts around the panels.
+    #[serde(default)]
+    pub context: Option<ContextSpec>,
 }
 
 /// The default model.

@@ -2,6 +2,7 @@
 //! one field. Each problem carries the YAML path it is about.
 
 mod commands;
+mod context;
 mod hooks;
 mod schema_errors;
 mod template_names;
@@ -49,6 +50,7 @@ pub fn semantic_problems(spec: &AgentSpec, spec_dir: &Path) -> Vec<Problem> {
     provider_problems(spec, &mut out);
     hooks::hook_problems(spec, spec_dir, &mut out);
     commands::command_problems(spec, spec_dir, &mut out);
+    context::context_problems(spec, &mut out);
     if let Some(model) = spec.compaction.as_ref().and_then(|compaction| compaction.model.as_ref())
         && model.split_once('/').is_none_or(|(provider, id)| provider.is_empty() || id.is_empty())
     {

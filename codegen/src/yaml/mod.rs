@@ -214,4 +214,6 @@ mod tests;
 #[cfg(test)]
 mod tests_commands;
 #[cfg(test)]
+mod tests_context;
+#[cfg(test)]
 mod tests_hooks;

@@ -32,6 +32,9 @@ pub struct SessionStats {
     pub cost: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_usage: Option<ContextUsage>,
+    /// Under the panels strategy: what the latest request held (a pi-gen addition).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_panels: Option<crate::panels::ContextReport>,
 }
 
 /// Tokens of every answer of the session, summed.
@@ -225,6 +228,7 @@ impl AgentSession {
             tokens: TokenTotals::default(),
             cost: 0.0,
             context_usage: None,
+            context_panels: super::link::lock(&self.link.context_report).clone(),
         };
         for message in &messages {
             count_message(&mut stats, message);

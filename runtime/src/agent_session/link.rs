@@ -46,6 +46,10 @@ pub(super) struct SessionLink {
     pub listeners: Mutex<Vec<SessionListener>>,
     pub write_error: Mutex<Option<String>>,
     pub turn_index: AtomicU64,
+    /// Where session-only events go (json and RPC output).
+    pub emit: super::SessionEventSink,
+    /// The latest request's panels, under the panels strategy.
+    pub context_report: Mutex<Option<crate::panels::ContextReport>>,
 }
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -301,6 +305,26 @@ impl SessionControl for SessionLink {
 
     fn session_id(&self) -> String {
         lock(&self.manager).session_id().to_owned()
+    }
+
+    fn custom_entries(&self, custom_type: &str) -> Vec<Value> {
+        let manager = lock(&self.manager);
+        manager
+            .tree()
+            .current_path()
+            .into_iter()
+            .filter_map(|entry| match &entry.kind {
+                crate::session::EntryKind::Custom { custom_type: kind, data } if kind == custom_type => {
+                    Some(data.clone().unwrap_or(Value::Null))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn report_context(&self, report: &crate::panels::ContextReport) {
+        *lock(&self.context_report) = Some(report.clone());
+        (self.emit)(&crate::protocol::SessionOnlyEvent::ContextPanels(Box::new(report.clone())));
     }
 }
 

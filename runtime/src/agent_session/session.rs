@@ -148,6 +148,8 @@ impl AgentSession {
             listeners: Mutex::new(Vec::new()),
             write_error: Mutex::new(None),
             turn_index: AtomicU64::new(0),
+            emit: emit.clone(),
+            context_report: Mutex::new(None),
         });
         if !runner.tools().is_empty() {
             link.activate_tools(&active);

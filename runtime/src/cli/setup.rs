@@ -17,6 +17,7 @@ use crate::agent::{Agent, AgentOptions};
 use crate::agent_session::SessionSettings;
 use crate::ai::{Model, ProviderRegistry, ProviderRetry, default_registry};
 use crate::extension::{ExtensionContext, ExtensionRunner, Extensions, declarative::hook_extensions};
+use crate::panels::{PanelsExtension, library_entries};
 use crate::prompt::{SystemPromptBuilder, SystemPromptOptions, load_context_files};
 use crate::session::{SessionManager, coding_agent_convert_to_llm};
 use crate::tools::{AgentTool, ToolEnvironment};
@@ -77,6 +78,13 @@ pub(super) fn prepare_in(
     let custom_tools = build_custom_tools(definition, rust_tools, &environment)?;
     let (tools, tool_warnings) = select_tools(definition, args, &environment, custom_tools);
     extensions.extend(yaml_hooks(definition, agent_dir, &environment)?);
+    // The panels strategy builds the request last, so the YAML's `context` hooks see the plain conversation.
+    let panels = definition.context.uses_panels().then(|| {
+        let panels = PanelsExtension::new(definition.context.panels.clone(), Vec::new(), environment.clone());
+        let core = panels.core();
+        extensions.push(panels);
+        core
+    });
     let extensions = Arc::new(ExtensionRunner::new(extensions, ExtensionContext::detached(cwd)));
     for warning in warnings.iter().chain(&tool_warnings) {
         eprintln!("Warning: {warning}");
@@ -90,6 +98,9 @@ pub(super) fn prepare_in(
     let api_key = resolved.api_key.clone();
     let summary_model = resolve_summary_model(definition, args, agent_dir, &settings);
     let resources = load_resources(definition, args, agent_dir, cwd, &settings);
+    if let Some(mut core) = panels.as_ref().and_then(|core| core.try_lock().ok()) {
+        core.library = library_entries(&resources.skills, &resources.templates, &resources.commands);
+    }
     let prompt = prompt_builder(definition, args, agent_dir, cwd, &resources)?;
     let system_prompt = prompt.build(&tools);
     let agent = Agent::new(AgentOptions {

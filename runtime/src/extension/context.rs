@@ -56,6 +56,13 @@ pub trait SessionControl: Send + Sync {
     fn set_active_tools(&self, names: &[String]);
     fn session_file(&self) -> Option<PathBuf>;
     fn session_id(&self) -> String;
+    /// The `data` of the `custom` entries of `custom_type` on the current branch, oldest first.
+    fn custom_entries(&self, _custom_type: &str) -> Vec<Value> {
+        Vec::new()
+    }
+    /// What the latest request held under the panels strategy (kept for `get_session_stats` and sent as
+    /// a `context_panels` event).
+    fn report_context(&self, _report: &crate::panels::ContextReport) {}
 }
 
 /// Handed to every handler.
@@ -179,6 +186,19 @@ impl ExtensionContext {
 
     pub fn session_id(&self) -> String {
         self.session.as_ref().map(|session| session.session_id()).unwrap_or_default()
+    }
+
+    /// The `data` of the `custom` entries of `custom_type` on the session's current branch, oldest first
+    /// (how an extension finds the state it saved with [`ExtensionContext::append_entry`]).
+    pub fn custom_entries(&self, custom_type: &str) -> Vec<Value> {
+        self.session.as_ref().map(|session| session.custom_entries(custom_type)).unwrap_or_default()
+    }
+
+    /// Hands the session what the latest request held under the panels strategy.
+    pub fn report_context(&self, report: &crate::panels::ContextReport) {
+        if let Some(session) = &self.session {
+            session.report_context(report);
+        }
     }
 }
 

@@ -26,6 +26,9 @@ pub struct PanelRequest<'a> {
     pub items: &'a [ContextItem],
     /// The live conversation, oldest first.
     pub conversation: &'a [Message],
+    /// The number (`#n`) of each conversation message, as the message tools take it; empty numbers them
+    /// from 1.
+    pub numbers: &'a [usize],
     pub system_prompt: &'a str,
     /// Repeat the system prompt after the panels (Context Pilot does for Anthropic, not for OpenAI-style APIs).
     pub reinject_system_prompt: bool,
@@ -55,7 +58,7 @@ pub fn assemble_request(request: &PanelRequest<'_>) -> Vec<Message> {
         let body = format!("======= [{}] {} =======\n{}", item.id, item.header, item.content);
         messages.push(tool_result(call_id, body, item.last_refresh_ms));
     }
-    let footer = footer_text(texts, &conversation, request.now_ms);
+    let footer = footer_text(texts, request.conversation, request.numbers, request.now_ms);
     let footer_call = tool_call("panel_footer", json!({ "action": "end_panels" }));
     messages.push(assistant(vec![AssistantContent::text(footer), footer_call], request.now_ms));
     messages.push(tool_result("panel_footer".to_owned(), texts.footer_ack.clone(), request.now_ms));
@@ -71,20 +74,21 @@ pub fn assemble_request(request: &PanelRequest<'_>) -> Vec<Message> {
     messages
 }
 
-/// The footer: its opening text, the times of the latest conversation messages, and now.
-fn footer_text(texts: &PanelTexts, conversation: &[Message], now_ms: i64) -> String {
+/// The footer: its opening text, the numbers and times of the latest conversation messages, and now.
+fn footer_text(texts: &PanelTexts, conversation: &[Message], numbers: &[usize], now_ms: i64) -> String {
     let mut text = texts.footer.clone();
     let skip = conversation.len().saturating_sub(FOOTER_MESSAGE_TIMES);
     let mut times = conversation.iter().enumerate().skip(skip).peekable();
     if times.peek().is_some() {
         text.push_str("\nMessage timestamps:");
         for (index, message) in times {
+            let number = numbers.get(index).copied().unwrap_or(index + 1);
             let (role, timestamp) = match message {
                 Message::User(user) => ("user", user.timestamp),
                 Message::Assistant(answer) => ("assistant", answer.timestamp),
                 Message::ToolResult(result) => ("tool result", result.timestamp),
             };
-            text.push_str(&format!("\n- #{} {role}: {}", index + 1, iso_timestamp(timestamp)));
+            text.push_str(&format!("\n- #{number} {role}: {}", iso_timestamp(timestamp)));
         }
     }
     text.push_str(&format!("\nCurrent datetime: {}", iso_timestamp(now_ms)));

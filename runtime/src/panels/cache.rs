@@ -3,7 +3,7 @@
 //! (prompt caches match prefixes). Hits are priced as cache reads; misses as cache writes where the API bills
 //! them (Anthropic), else as plain input.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash};
 
 use super::{CONVERSATION_ID, ContextItem, estimate_text_tokens};
 use crate::ai::Model;
@@ -65,8 +65,11 @@ impl CacheTracker {
     }
 }
 
+/// A fixed-seed hash (the same in every request of the process; never stored).
+pub(super) fn stable_hash(value: impl Hash) -> u64 {
+    foldhash::fast::FixedState::with_seed(0x7061_6e65_6c73).hash_one(value)
+}
+
 fn panel_hash(item: &ContextItem) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    (&item.id, &item.header, &item.content, item.last_refresh_ms).hash(&mut hasher);
-    hasher.finish()
+    stable_hash((&item.id, &item.header, &item.content, item.last_refresh_ms))
 }

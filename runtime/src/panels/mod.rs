@@ -6,11 +6,35 @@
 
 mod assemble;
 mod cache;
+mod config;
+mod conversation;
 mod detach;
+mod engine;
+mod extension;
+mod live_sources;
+mod render;
+mod report;
+pub mod sources;
+mod spine;
+mod state;
+mod tools;
+mod tools_panels;
+mod tools_state;
 
 pub use assemble::{PanelRequest, assemble_request, clean_conversation};
 pub use cache::{CachePrices, CacheTracker, PanelCacheCost};
+pub use config::{
+    BuiltinPanel, CommandPanelDefinition, ContextDefinition, ContextStrategy, DEFAULT_COMMAND_REFRESH_SECS,
+    DEFAULT_COMMAND_TIMEOUT_SECS, DEFAULT_GIT_REFRESH_SECS, DEFAULT_MAX_AUTO_CONTINUATIONS, FIRST_DYNAMIC_PANEL,
+    PanelsDefinition,
+};
+pub use conversation::{LiveConversation, live_conversation, message_timestamp};
 pub use detach::{DetachLimits, detach_point};
+pub use engine::{PanelsCore, RequestInput};
+pub use extension::{PanelsExtension, SPINE_MESSAGE_TYPE, context_summary, library_entries};
+pub use render::{LibraryEntry, LibraryKind};
+pub use report::{ContextReport, PanelReport};
+pub use state::{OpenFile, PanelState, STATE_ENTRY_TYPE};
 
 /// The id of the conversation's own context element; it is sent as real messages, never as a panel.
 pub const CONVERSATION_ID: &str = "chat";
@@ -65,3 +89,5 @@ pub fn estimate_text_tokens(text: &str) -> u64 {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_engine;

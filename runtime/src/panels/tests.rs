@@ -59,6 +59,7 @@ fn panels_come_first_most_stable_first_then_the_footer_the_repeated_prompt_and_t
     let request = PanelRequest {
         items: &items,
         conversation: &conversation,
+        numbers: &[],
         system_prompt: "Be brief.",
         reinject_system_prompt: true,
         now_ms: 1_773_614_418_123,
@@ -106,6 +107,7 @@ fn panels_refreshed_at_the_same_moment_keep_their_order_and_a_changed_panel_move
         let request = PanelRequest {
             items,
             conversation: &[],
+            numbers: &[],
             system_prompt: "",
             reinject_system_prompt: false,
             now_ms: 0,

@@ -309,6 +309,9 @@ pub enum SessionOnlyEvent {
     },
     #[serde(rename = "thinking_level_changed")]
     ThinkingLevelChanged { level: String },
+    /// What the latest request held under the panels strategy (a pi-gen addition; pi has no panels).
+    #[serde(rename = "context_panels")]
+    ContextPanels(Box<crate::panels::ContextReport>),
     #[serde(rename = "session_info_changed")]
     SessionInfoChanged { name: String },
 }

@@ -303,7 +303,7 @@ impl ShellCommand {
     }
 
     /// `PATH` with `bin_dir` in front (unless it is already listed), or `None` to inherit it unchanged.
-    fn path_env(&self) -> Option<std::ffi::OsString> {
+    pub(crate) fn path_env(&self) -> Option<std::ffi::OsString> {
         let bin_dir = self.bin_dir.as_ref()?;
         let current = std::env::var_os("PATH").unwrap_or_default();
         if std::env::split_paths(&current).any(|dir| &dir == bin_dir) {
