@@ -101,6 +101,7 @@ fn assemble_50_panels_500_messages(bencher: Bencher) {
             system_prompt: "You are a careful coding agent.",
             reinject_system_prompt: true,
             now_ms: 1_795_464_700_000,
+            join_texts: false,
             texts: &texts,
         };
         let messages = assemble_request(&request);

@@ -34,6 +34,9 @@ pub struct PanelRequest<'a> {
     pub reinject_system_prompt: bool,
     /// Now, in ms since the epoch (the footer's date and time).
     pub now_ms: i64,
+    /// The first panel's header and its timestamp line go in one text block, a line apart (for APIs that
+    /// join an assistant's text blocks with nothing between them); Anthropic takes them as two blocks.
+    pub join_texts: bool,
     pub texts: &'a PanelTexts,
 }
 
@@ -47,11 +50,16 @@ pub fn assemble_request(request: &PanelRequest<'_>) -> Vec<Message> {
     let texts = request.texts;
     for (position, item) in items.iter().enumerate() {
         let mut content = Vec::with_capacity(3);
-        if position == 0 {
-            content.push(AssistantContent::text(texts.header.as_str()));
-        }
         let time = iso_timestamp(item.last_refresh_ms);
-        content.push(AssistantContent::text(texts.timestamp.replace("{iso_time}", &time)));
+        let stamp = texts.timestamp.replace("{iso_time}", &time);
+        match (position, request.join_texts) {
+            (0, true) => content.push(AssistantContent::text(format!("{}\n{stamp}", texts.header))),
+            (0, false) => {
+                content.push(AssistantContent::text(texts.header.as_str()));
+                content.push(AssistantContent::text(stamp));
+            }
+            _ => content.push(AssistantContent::text(stamp)),
+        }
         let call_id = format!("panel_{}", item.id);
         content.push(tool_call(&call_id, json!({ "id": item.id })));
         messages.push(assistant(content, item.last_refresh_ms));

@@ -22,6 +22,22 @@ use crate::compaction::estimate_tokens;
 use crate::protocol::{AgentMessage, Message};
 use crate::tools::ToolEnvironment;
 
+/// The built-in panels from the least to the most often changed; the first [`STEADY_PANELS`] come before the
+/// files and command panels, the rest after them.
+const STABILITY_ORDER: [BuiltinPanel; 10] = [
+    BuiltinPanel::Library,
+    BuiltinPanel::Tools,
+    BuiltinPanel::Tree,
+    BuiltinPanel::Memories,
+    BuiltinPanel::Scratchpad,
+    BuiltinPanel::Todo,
+    BuiltinPanel::Git,
+    BuiltinPanel::Spine,
+    BuiltinPanel::Logs,
+    BuiltinPanel::Statistics,
+];
+const STEADY_PANELS: usize = 7;
+
 /// What a request is built from besides the panel state.
 pub struct RequestInput<'a> {
     /// The context since the last compaction (numbered `#1..`).
@@ -161,10 +177,8 @@ impl PanelsCore {
         let costs = self.cache.track(&sorted, prices);
         self.spine.mark_all_processed();
         let live = live_conversation(&self.state, input.messages);
-        let reinject = self
-            .definition
-            .reinject_system_prompt
-            .unwrap_or_else(|| input.model.is_some_and(|model| model.api == crate::ai::anthropic_messages::API));
+        let anthropic = input.model.is_some_and(|model| model.api == crate::ai::anthropic_messages::API);
+        let reinject = self.definition.reinject_system_prompt.unwrap_or(anthropic);
         let messages = assemble_request(&PanelRequest {
             items: &sorted,
             conversation: &live.messages,
@@ -172,6 +186,7 @@ impl PanelsCore {
             system_prompt: input.system_prompt,
             reinject_system_prompt: reinject,
             now_ms: now,
+            join_texts: !anthropic,
             texts: &self.definition.texts,
         });
         self.requests += 1;
@@ -219,29 +234,48 @@ impl PanelsCore {
             let text = self.history.get(&chunk.panel_id).map(|(_, text)| text.clone()).unwrap_or_default();
             push(&chunk.panel_id, header, text);
         }
-        for panel in BuiltinPanel::ALL {
-            if !self.shows(panel) {
-                continue;
-            }
-            let content = match panel {
-                BuiltinPanel::Todo => Some(todo_panel(&self.state)),
-                BuiltinPanel::Library => Some(library_panel(&self.library)),
-                BuiltinPanel::Statistics => Some(statistics_panel(&self.statistics(input, conversation_tokens))),
-                BuiltinPanel::Tools => Some(tools_panel(input.all_tools, input.active_tools)),
-                BuiltinPanel::Memories => Some(memories_panel(&self.state.memories)),
-                BuiltinPanel::Spine => Some(self.spine.render(self.definition.max_auto_continuations)),
-                BuiltinPanel::Logs => Some(self.logs.render()),
-                BuiltinPanel::Scratchpad => Some(scratchpad_panel(&self.state)),
-                BuiltinPanel::Tree | BuiltinPanel::Git => self.sources.builtin_content(panel),
-            };
-            if let Some(content) = content {
-                push(panel.id(), panel.header().to_owned(), content);
+        // Items are stamped in this order, so on a tie (the first request) the kinds that change least come
+        // first and make the longest cacheable prefix: history, the panels tools change, the files and
+        // command panels, then what changes on every request.
+        let (steady, volatile) = STABILITY_ORDER.split_at(STEADY_PANELS);
+        for panel in steady.iter().copied() {
+            if let Some((header, content)) = self.builtin_item(panel, input, conversation_tokens) {
+                push(panel.id(), header, content);
             }
         }
         for (id, header, content) in self.sources.dynamic_items(&self.state, &self.command_panel_ids()) {
             push(&id, header, content);
         }
+        for panel in volatile.iter().copied() {
+            if let Some((header, content)) = self.builtin_item(panel, input, conversation_tokens) {
+                push(panel.id(), header, content);
+            }
+        }
         items
+    }
+
+    /// A built-in panel's header and content, when it is shown.
+    fn builtin_item(
+        &self,
+        panel: BuiltinPanel,
+        input: &RequestInput<'_>,
+        conversation_tokens: u64,
+    ) -> Option<(String, String)> {
+        if !self.shows(panel) {
+            return None;
+        }
+        let content = match panel {
+            BuiltinPanel::Todo => Some(todo_panel(&self.state)),
+            BuiltinPanel::Library => Some(library_panel(&self.library)),
+            BuiltinPanel::Statistics => Some(statistics_panel(&self.statistics(input, conversation_tokens))),
+            BuiltinPanel::Tools => Some(tools_panel(input.all_tools, input.active_tools)),
+            BuiltinPanel::Memories => Some(memories_panel(&self.state.memories)),
+            BuiltinPanel::Spine => Some(self.spine.render(self.definition.max_auto_continuations)),
+            BuiltinPanel::Logs => Some(self.logs.render()),
+            BuiltinPanel::Scratchpad => Some(scratchpad_panel(&self.state)),
+            BuiltinPanel::Tree | BuiltinPanel::Git => self.sources.builtin_content(panel),
+        };
+        content.map(|content| (panel.header().to_owned(), content))
     }
 
     /// Renders the history chunks that are new or had one of their messages edited since.

@@ -63,6 +63,7 @@ fn panels_come_first_most_stable_first_then_the_footer_the_repeated_prompt_and_t
         system_prompt: "Be brief.",
         reinject_system_prompt: true,
         now_ms: 1_773_614_418_123,
+        join_texts: false,
         texts: &texts,
     };
     let messages = shapes(&assemble_request(&request));
@@ -96,6 +97,15 @@ fn panels_come_first_most_stable_first_then_the_footer_the_repeated_prompt_and_t
     assert_eq!(messages[7]["content"][0]["text"], "Understood. I will follow these instructions.");
     assert_eq!(messages[8]["content"][0]["text"], "Hello!");
 
+    let joined = shapes(&assemble_request(&PanelRequest { join_texts: true, ..request }));
+    let first = joined[0]["content"].as_array().expect("blocks");
+    assert_eq!(first.len(), 2, "header and timestamp in one text block, then the call");
+    assert_eq!(
+        first[0]["text"],
+        format!("{}\nPanel automatically generated at 1970-01-01T00:00:01.000Z", texts.header).as_str()
+    );
+    assert_eq!(joined[2]["content"].as_array().map(Vec::len), Some(2), "later panels are unchanged");
+
     let without = assemble_request(&PanelRequest { reinject_system_prompt: false, ..request });
     assert_eq!(without.len(), 7, "no repeated prompt for APIs that do not take it");
 }
@@ -111,6 +121,7 @@ fn panels_refreshed_at_the_same_moment_keep_their_order_and_a_changed_panel_move
             system_prompt: "",
             reinject_system_prompt: false,
             now_ms: 0,
+            join_texts: false,
             texts: &texts,
         };
         assemble_request(&request)
