@@ -50,6 +50,9 @@ pub(super) struct SessionLink {
     pub emit: super::SessionEventSink,
     /// The latest request's panels, under the panels strategy.
     pub context_report: Mutex<Option<crate::panels::ContextReport>>,
+    /// Signalled when something is deferred while the agent is idle, so a mode that waits for input can run
+    /// it (see [`super::AgentSession::deferred_ready`]).
+    pub wake: tokio::sync::Notify,
 }
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -250,7 +253,10 @@ impl SessionControl for SessionLink {
                 Some(Delivery::FollowUp) => self.agent.follow_up(message),
                 _ => self.agent.steer(message),
             },
-            _ if options.trigger_turn => lock(&self.deferred).push_back(Deferred::Trigger(Box::new(message))),
+            _ if options.trigger_turn => {
+                lock(&self.deferred).push_back(Deferred::Trigger(Box::new(message)));
+                self.wake.notify_one();
+            }
             _ => {
                 self.agent.append_message(message.clone());
                 let start = AgentEvent::MessageStart { message: message.clone() };
@@ -266,6 +272,7 @@ impl SessionControl for SessionLink {
     fn send_user_message(&self, text: String, deliver_as: Option<Delivery>) {
         if !self.agent.is_streaming() {
             lock(&self.deferred).push_back(Deferred::UserPrompt(text));
+            self.wake.notify_one();
             return;
         }
         // The same user message a prompt makes of its text.

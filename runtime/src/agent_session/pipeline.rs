@@ -143,8 +143,20 @@ impl AgentSession {
         true
     }
 
-    /// What extensions asked for while the agent was idle: new prompts and triggered runs, in order.
-    async fn run_deferred(&self) -> Result<(), AgentError> {
+    /// Whether extensions asked for prompts or runs that have not started yet.
+    pub fn has_deferred(&self) -> bool {
+        !lock(&self.link.deferred).is_empty()
+    }
+
+    /// Resolves once an extension asked for a prompt or a run while the agent was idle (at once if it did
+    /// since the last call); a mode waiting for input then calls [`AgentSession::run_deferred`].
+    pub async fn deferred_ready(&self) {
+        self.link.wake.notified().await;
+    }
+
+    /// What extensions asked for while the agent was idle: new prompts and triggered runs, in order. Runs
+    /// after every prompt; modes that wait for input call it when [`AgentSession::deferred_ready`] fires.
+    pub async fn run_deferred(&self) -> Result<(), AgentError> {
         loop {
             let next = lock(&self.link.deferred).pop_front();
             match next {

@@ -150,6 +150,7 @@ impl AgentSession {
             turn_index: AtomicU64::new(0),
             emit: emit.clone(),
             context_report: Mutex::new(None),
+            wake: tokio::sync::Notify::new(),
         });
         if !runner.tools().is_empty() {
             link.activate_tools(&active);

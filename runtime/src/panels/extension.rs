@@ -93,6 +93,41 @@ pub fn library_entries(
     skills.chain(templates).chain(commands).collect()
 }
 
+/// How often a console's exit watcher looks again while the agent works.
+const BUSY_RECHECK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Waits for a console to exit, then wakes the agent once it is idle, unless a request already showed the
+/// notification (the running agent sees it in its next request, or is woken at the end of its run).
+async fn wake_when_idle_after_exit(
+    core: SharedCore,
+    mut exit: tokio::sync::watch::Receiver<Option<super::sources::ConsoleStatus>>,
+    ctx: ExtensionContext,
+) {
+    // A closed channel means the console was stopped and dropped: nothing to tell.
+    if exit.wait_for(Option::is_some).await.is_err() {
+        return;
+    }
+    loop {
+        {
+            let mut core = core.lock().await;
+            core.poll_consoles(now_ms());
+            if core.spine.pending().next().is_none() {
+                return;
+            }
+            if ctx.is_idle() {
+                let limit = core.definition.max_auto_continuations;
+                if let Some(text) = core.spine.take_wake_up(limit) {
+                    let message =
+                        ExtensionMessage { display: true, ..ExtensionMessage::text(SPINE_MESSAGE_TYPE, text) };
+                    ctx.send_message(message, SendOptions { trigger_turn: true, deliver_as: None });
+                }
+                return;
+            }
+        }
+        tokio::time::sleep(BUSY_RECHECK).await;
+    }
+}
+
 fn into_agent_message(message: Message) -> AgentMessage {
     match message {
         Message::User(user) => AgentMessage::User(user),
@@ -212,9 +247,15 @@ impl Extension for PanelsExtension {
         Ok(Some(messages.into_iter().map(into_agent_message).collect()))
     }
 
-    async fn tool_execution_end(&self, event: &ToolExecutionEndEvent, _ctx: &ExtensionContext) -> HookResult<()> {
+    async fn tool_execution_end(&self, event: &ToolExecutionEndEvent, ctx: &ExtensionContext) -> HookResult<()> {
         if TREE_CHANGING_TOOLS.contains(&event.tool_name.as_str()) {
             self.core.lock().await.sources.invalidate_tree();
+        }
+        if event.tool_name == "console" {
+            let exits = self.core.lock().await.sources.unwatched_exits();
+            for exit in exits {
+                tokio::spawn(wake_when_idle_after_exit(self.core.clone(), exit, ctx.clone()));
+            }
         }
         Ok(())
     }

@@ -36,6 +36,8 @@ pub struct ConsoleSlot {
     pub process: ConsoleProcess,
     /// The Spine was told it exited.
     pub exit_noted: bool,
+    /// A task waits for its exit to wake the idle agent.
+    pub exit_watched: bool,
 }
 
 /// Git status as last seen.
@@ -144,6 +146,17 @@ impl PanelSources {
             exited.push(format!("console {} ({}) {how}", console.panel_id, console.name));
         }
         exited
+    }
+
+    /// The exits of the consoles no task watches yet (each returned once).
+    pub fn unwatched_exits(&mut self) -> Vec<tokio::sync::watch::Receiver<Option<ConsoleStatus>>> {
+        let mut exits = Vec::new();
+        for console in &mut self.consoles {
+            if !std::mem::replace(&mut console.exit_watched, true) {
+                exits.push(console.process.on_exit());
+            }
+        }
+        exits
     }
 
     /// Files may have changed (a tool wrote or ran something): the tree is walked again next time.

@@ -108,6 +108,7 @@ fn console_action(core: &mut PanelsCore, args: &Value, now: i64) -> Result<Strin
                 command: command.to_owned(),
                 process,
                 exit_noted: false,
+                exit_watched: false,
             });
             Ok(format!(
                 "Started '{name}' as {id} (pid {pid}); its output is in the panel, and the Spine tells when it exits"

@@ -11,6 +11,7 @@ use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::{Value, json};
 use wire::{Part, call, result, text};
 
+mod interactive;
 mod report;
 mod spine;
 mod state;

@@ -1,10 +1,11 @@
-//! The Spine: a background console that exits after the last request was built wakes the agent once.
+//! The Spine: a background console that exits after the last request was built wakes the agent once, at the
+//! end of its run or, over RPC, when it is idle.
 
 use serde_json::json;
 
 use super::wire::{self, Part};
-use super::{conversation, panel, panels, run, sandbox, server};
-use pi_gen_tests::stdout;
+use super::{MODEL_ARGS, conversation, panel, panels, pilot_env, run, sandbox, server};
+use pi_gen_tests::{agent_binary, stdout};
 
 const WAKE_UP: &str = "Spine notifications that arrived while you were working:";
 
@@ -39,4 +40,41 @@ async fn spine_wakes_the_agent_once_for_a_finished_console() {
     let third = panels(&wire::parts(api, body));
     assert!(panel(&third, "P7").shown.contains("process exited"), "the Spine panel lists it: {third:#?}");
     assert!(panel(&third, "P12").shown.contains("done"), "the console's output: {third:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_rpc_a_console_that_exits_while_the_agent_is_idle_wakes_it_once() {
+    let api = "openai-completions";
+    let start = json!({"action": "start", "command": "sleep 1; echo done", "name": "waiter"});
+    let mock = server(json!([
+        {"toolCalls": [{"id": "call_1", "name": "console", "arguments": start}]},
+        {"text": "Started; I will wait for it."},
+        {"text": "The waiter finished."}
+    ]))
+    .await;
+    let sandbox = sandbox(api, &mock);
+    let env = pilot_env(&sandbox);
+    let env: Vec<(&str, &str)> = env.iter().map(|(key, value)| (*key, value.as_str())).collect();
+    let mut rpc = sandbox.spawn_rpc_env(&agent_binary("pilot"), &MODEL_ARGS, &env);
+    rpc.call("p1", json!({"type": "prompt", "message": "Start the waiter"})).await;
+    rpc.until(|line| line["type"] == "agent_end").await;
+    assert_eq!(mock.requests().len(), 2, "the run ended before the process did");
+
+    // The process exits about a second later, with the agent idle: the Spine starts a run of its own.
+    let woken = rpc.until(|line| line["type"] == "message_end" && line["message"]["customType"] == "spine").await;
+    let text = woken["message"]["content"][0]["text"].as_str().or_else(|| woken["message"]["content"].as_str());
+    let text = text.unwrap_or_default();
+    assert!(text.starts_with(WAKE_UP) && text.contains("process exited"), "{woken}");
+    let end = rpc.until(|line| line["type"] == "agent_end").await;
+    let last = end["messages"].as_array().and_then(|messages| messages.last()).cloned().unwrap_or_default();
+    assert_eq!(last["content"][0]["text"], "The waiter finished.", "{end}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].body.to_string().matches(WAKE_UP).count(), 1);
+
+    // Nothing else is pending: no second wake-up.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(mock.requests().len(), 3, "woken once");
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
 }

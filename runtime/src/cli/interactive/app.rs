@@ -224,12 +224,28 @@ impl App {
                 self.dirty = true;
             }
             UiEvent::Tick => {
+                self.run_deferred_when_idle();
                 if self.busy || self.status.is_some() {
                     self.spinner = (self.spinner + 1) % SPINNER.len();
                     self.dirty = true;
                 }
             }
         }
+    }
+
+    /// Runs what extensions asked for while the agent was idle (the panels' Spine waking it for a process
+    /// that exited, a triggered message), as a prompt would run.
+    fn run_deferred_when_idle(&mut self) {
+        if self.busy || !self.session.has_deferred() {
+            return;
+        }
+        self.busy = true;
+        let (session, sender) = (self.session.clone(), self.sender.clone());
+        let task = tokio::task::spawn_local(async move {
+            let error = session.run_deferred().await.err().map(|error| error.to_string());
+            let _ = sender.send(UiEvent::PromptFinished(error));
+        });
+        self.keep(task);
     }
 
     /// Whether the agent works (and so what changes the session must wait); says so when it does.

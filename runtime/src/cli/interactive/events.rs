@@ -25,6 +25,9 @@ impl App {
                     excluded: bash.exclude_from_context.unwrap_or(false),
                     exit_code: bash.exit_code,
                 }),
+                AgentMessage::Custom(custom) if custom.display => {
+                    self.transcript.push(super::transcript::custom_message_item(&custom));
+                }
                 _ => {}
             },
             AgentEvent::MessageUpdate { message: AgentMessage::Assistant(assistant), .. }

@@ -30,6 +30,11 @@ pub enum Item {
     Markdown(Box<Markdown>),
 }
 
+/// A custom message an extension asked to show (`display: true`), under its type: `[spine] ...`.
+pub fn custom_message_item(message: &crate::protocol::CustomMessage) -> Item {
+    Item::Notice { text: format!("[{}] {}", message.custom_type, message.content.text()), role: Role::Muted }
+}
+
 /// An answer: its thinking and text blocks in order, rendered as markdown.
 pub struct AssistantView {
     blocks: Vec<Block>,
@@ -249,6 +254,7 @@ impl Transcript {
                     self.notice("Earlier messages were compacted into a summary.", Role::Muted)
                 }
                 AgentMessage::BranchSummary(_) => self.notice("A summary of the branch left behind.", Role::Muted),
+                AgentMessage::Custom(custom) if custom.display => self.push(custom_message_item(custom)),
                 _ => {}
             }
         }

@@ -255,6 +255,17 @@ impl Rpc {
         None
     }
 
+    /// Runs what extensions asked for while the agent was idle, unless a prompt runs (it runs them itself
+    /// when it ends).
+    pub(super) fn run_deferred(&self) {
+        if *self.busy.borrow() || self.session.agent().is_streaming() || !self.session.has_deferred() {
+            return;
+        }
+        *self.busy.borrow_mut() = true;
+        let task = tokio::task::spawn_local(self.prompt_run().run_deferred());
+        self.keep(task);
+    }
+
     fn prompt_run(&self) -> PromptRun {
         PromptRun { session: self.session.clone(), busy: self.busy.clone(), deferred: self.deferred.clone() }
     }

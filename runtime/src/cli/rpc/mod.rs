@@ -59,8 +59,15 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
     let signalled = local
         .run_until(async {
             let serve = async {
-                while let Some(line) = lines.recv().await {
-                    rpc.handle_line(&line).await;
+                loop {
+                    tokio::select! {
+                        line = lines.recv() => match line {
+                            Some(line) => rpc.handle_line(&line).await,
+                            None => break,
+                        },
+                        // An extension woke the idle agent (the panels' Spine, a triggered message).
+                        () = session.deferred_ready() => rpc.run_deferred(),
+                    }
                 }
             };
             let signalled = tokio::select! {

@@ -24,6 +24,17 @@ impl PromptRun {
     /// replies to a failure.
     pub(super) async fn run(self, id: Option<Value>, message: String, options: PromptOptions) {
         let outcome = self.session.prompt_with(message, options).await;
+        self.finish(id, outcome);
+    }
+
+    /// Runs what extensions asked for while the agent was idle, as a prompt would (a failure is reported
+    /// with no id: no command asked for it).
+    pub(super) async fn run_deferred(self) {
+        let outcome = self.session.run_deferred().await;
+        self.finish(None, outcome);
+    }
+
+    fn finish(self, id: Option<Value>, outcome: Result<(), crate::agent::AgentError>) {
         *self.busy.borrow_mut() = false;
         for message in self.deferred.borrow_mut().drain(..) {
             if let Err(error) = self.session.record_message(message) {
