@@ -62,6 +62,6 @@ async fn a_console_that_exits_while_the_person_is_typing_wakes_the_agent_once() 
     assert!(screen.contains("a draft"), "the person's draft stays in the editor: {screen}");
     std::thread::sleep(std::time::Duration::from_millis(1500));
     assert_eq!(mock.requests().len(), 3, "woken once");
-    agent.send(&keys::CTRL_C);
+    agent.send(keys::CTRL_C);
     quit(&mut agent);
 }
