@@ -275,3 +275,24 @@ async fn open_shows_a_file_that_follows_the_disk_and_close_removes_it() {
     assert_eq!(state, core.state, "the state survives a save and a restore");
     assert_eq!(state.closed, ["P6"]);
 }
+
+#[tokio::test]
+async fn a_skill_opened_from_the_library_is_headed_by_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill_dir = dir.path().join("skills").join("review");
+    std::fs::create_dir_all(&skill_dir).unwrap();
+    let skill_file = skill_dir.join("SKILL.md");
+    std::fs::write(&skill_file, "---\nname: review\n---\nRead the diff first.\n").unwrap();
+    let mut core = core(dir.path(), never_detach());
+    let path = skill_file.display().to_string();
+    core.library.push(super::LibraryEntry {
+        kind: super::LibraryKind::Skill,
+        name: "review".into(),
+        description: "Reviews a change".into(),
+        path: Some(path.clone()),
+    });
+    let opened = run(&mut core, tools_panels::open_tool(), json!({"path": path})).unwrap();
+    assert_eq!(opened, format!("Opened '{path}' as P11"));
+    let shown = panels(&prepare(&mut core, &[user("go", 10)], 1_000).await);
+    assert!(panel(&shown, "P11").starts_with("======= [P11] Skill: review =======\n---\nname: review"), "{shown:?}");
+}
