@@ -42,16 +42,28 @@ pub struct PanelRequest<'a> {
 
 /// The messages of one request: panels (most stable first), footer, repeated system prompt, conversation.
 pub fn assemble_request(request: &PanelRequest<'_>) -> Vec<Message> {
+    assemble_request_owned(request, request.conversation.to_vec())
+}
+
+/// [`assemble_request`] with the conversation given up by the caller (nothing of it is copied);
+/// `request.conversation` is not read.
+pub fn assemble_request_owned(request: &PanelRequest<'_>, conversation: Vec<Message>) -> Vec<Message> {
     let mut items: Vec<&ContextItem> = request.items.iter().filter(|item| item.id != CONVERSATION_ID).collect();
     // Stable: panels refreshed in the same millisecond keep their given order.
     items.sort_by_key(|item| item.last_refresh_ms);
-    let conversation = clean_conversation(request.conversation);
+    let footer = footer_text(request.texts, &conversation, request.numbers, request.now_ms);
+    let conversation = clean_owned_conversation(conversation);
     let mut messages = Vec::with_capacity(items.len() * 2 + 4 + conversation.len());
     let texts = request.texts;
+    let mut last_time: Option<(i64, String)> = None;
     for (position, item) in items.iter().enumerate() {
         let mut content = Vec::with_capacity(3);
-        let time = iso_timestamp(item.last_refresh_ms);
-        let stamp = texts.timestamp.replace("{iso_time}", &time);
+        // Panels refreshed together share their time: format it once.
+        if last_time.as_ref().is_none_or(|(ms, _)| *ms != item.last_refresh_ms) {
+            last_time = Some((item.last_refresh_ms, iso_timestamp(item.last_refresh_ms)));
+        }
+        let time = last_time.as_ref().map(|(_, text)| text.as_str()).unwrap_or_default();
+        let stamp = texts.timestamp.replace("{iso_time}", time);
         match (position, request.join_texts) {
             (0, true) => content.push(AssistantContent::text(format!("{}\n{stamp}", texts.header))),
             (0, false) => {
@@ -63,10 +75,12 @@ pub fn assemble_request(request: &PanelRequest<'_>) -> Vec<Message> {
         let call_id = format!("panel_{}", item.id);
         content.push(tool_call(&call_id, json!({ "id": item.id })));
         messages.push(assistant(content, item.last_refresh_ms));
-        let body = format!("======= [{}] {} =======\n{}", item.id, item.header, item.content);
+        let mut body = String::with_capacity(item.id.len() + item.header.len() + item.content.len() + 20);
+        for piece in ["======= [", &item.id, "] ", &item.header, " =======\n", &item.content] {
+            body.push_str(piece);
+        }
         messages.push(tool_result(call_id, body, item.last_refresh_ms));
     }
-    let footer = footer_text(texts, request.conversation, request.numbers, request.now_ms);
     let footer_call = tool_call("panel_footer", json!({ "action": "end_panels" }));
     messages.push(assistant(vec![AssistantContent::text(footer), footer_call], request.now_ms));
     messages.push(tool_result("panel_footer".to_owned(), texts.footer_ack.clone(), request.now_ms));
@@ -135,52 +149,62 @@ fn tool_result(tool_call_id: String, text: String, timestamp: i64) -> Message {
 /// result and results without a call are skipped, messages left empty are dropped, and consecutive
 /// assistant messages (or consecutive user messages) are merged so roles alternate.
 pub fn clean_conversation(conversation: &[Message]) -> Vec<Message> {
-    let answered: HashSet<&str> = conversation
-        .iter()
-        .filter_map(|message| match message {
-            Message::ToolResult(result) => Some(result.tool_call_id.as_str()),
-            _ => None,
-        })
-        .collect();
-    let called: HashSet<&str> = conversation
-        .iter()
-        .filter_map(|message| match message {
-            Message::Assistant(answer) => Some(answer.content.iter()),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|block| match block {
-            AssistantContent::ToolCall(call) => Some(call.id.as_str()),
-            _ => None,
-        })
-        .collect();
+    clean_owned_conversation(conversation.to_vec())
+}
+
+/// [`clean_conversation`] of a conversation the caller gives up (nothing is copied).
+pub fn clean_owned_conversation(conversation: Vec<Message>) -> Vec<Message> {
+    // Which blocks survive is decided while the ids can still be borrowed: one flag per assistant block and
+    // per tool result, in order.
+    let keep = {
+        let answered: HashSet<&str> = conversation
+            .iter()
+            .filter_map(|message| match message {
+                Message::ToolResult(result) => Some(result.tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let called: HashSet<&str> = conversation
+            .iter()
+            .filter_map(|message| match message {
+                Message::Assistant(answer) => Some(answer.tool_calls().map(|call| call.id.as_str())),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let mut keep = Vec::with_capacity(conversation.len() * 2);
+        for message in &conversation {
+            match message {
+                Message::Assistant(answer) => keep.extend(answer.content.iter().map(|block| match block {
+                    AssistantContent::ToolCall(call) => answered.contains(call.id.as_str()),
+                    AssistantContent::Text(text) => !text.text.is_empty(),
+                    _ => true,
+                })),
+                Message::ToolResult(result) => keep.push(called.contains(result.tool_call_id.as_str())),
+                Message::User(_) => {}
+            }
+        }
+        keep
+    };
+    let mut flags = keep.into_iter();
     let mut cleaned: Vec<Message> = Vec::with_capacity(conversation.len());
     for message in conversation {
         match message {
-            Message::Assistant(answer) => {
-                let content: Vec<AssistantContent> = answer
-                    .content
-                    .iter()
-                    .filter(|block| match block {
-                        AssistantContent::ToolCall(call) => answered.contains(call.id.as_str()),
-                        AssistantContent::Text(text) => !text.text.is_empty(),
-                        _ => true,
-                    })
-                    .cloned()
-                    .collect();
-                if content.is_empty() {
+            Message::Assistant(mut answer) => {
+                answer.content.retain(|_| flags.next().unwrap_or(false));
+                if answer.content.is_empty() {
                     continue;
                 }
                 if let Some(Message::Assistant(previous)) = cleaned.last_mut() {
-                    previous.content.extend(content);
+                    previous.content.append(&mut answer.content);
                     previous.stop_reason = answer.stop_reason;
                     continue;
                 }
-                cleaned.push(Message::Assistant(AssistantMessage { content, ..answer.clone() }));
+                cleaned.push(Message::Assistant(answer));
             }
             Message::ToolResult(result) => {
-                if called.contains(result.tool_call_id.as_str()) {
-                    cleaned.push(message.clone());
+                if flags.next().unwrap_or(false) {
+                    cleaned.push(Message::ToolResult(result));
                 }
             }
             Message::User(user) => {
@@ -190,11 +214,11 @@ pub fn clean_conversation(conversation: &[Message]) -> Vec<Message> {
                 if let Some(Message::User(previous)) = cleaned.last_mut() {
                     let mut blocks =
                         into_blocks(std::mem::replace(&mut previous.content, MessageContent::Text(String::new())));
-                    blocks.extend(into_blocks(user.content.clone()));
+                    blocks.extend(into_blocks(user.content));
                     previous.content = MessageContent::Blocks(blocks);
                     continue;
                 }
-                cleaned.push(message.clone());
+                cleaned.push(Message::User(user));
             }
         }
     }

@@ -15,7 +15,7 @@ use super::spine::{Logs, NotificationKind, Spine};
 use super::state::{PanelState, TodoStatus};
 use super::{
     BuiltinPanel, CachePrices, CacheTracker, ContextItem, FIRST_DYNAMIC_PANEL, PanelRequest, PanelsDefinition,
-    assemble_request,
+    assemble_request_owned,
 };
 use crate::ai::Model;
 use crate::compaction::estimate_tokens;
@@ -179,16 +179,18 @@ impl PanelsCore {
         let live = live_conversation(&self.state, input.messages);
         let anthropic = input.model.is_some_and(|model| model.api == crate::ai::anthropic_messages::API);
         let reinject = self.definition.reinject_system_prompt.unwrap_or(anthropic);
-        let messages = assemble_request(&PanelRequest {
+        let conversation_messages = live.messages.len();
+        let request = PanelRequest {
             items: &sorted,
-            conversation: &live.messages,
+            conversation: &[],
             numbers: &live.numbers,
             system_prompt: input.system_prompt,
             reinject_system_prompt: reinject,
             now_ms: now,
             join_texts: !anthropic,
             texts: &self.definition.texts,
-        });
+        };
+        let messages = assemble_request_owned(&request, live.messages);
         self.requests += 1;
         let request_cost: f64 = costs.iter().map(|cost| cost.cost).sum();
         self.total_cost += request_cost;
@@ -212,7 +214,7 @@ impl PanelsCore {
             panels,
             request_cost,
             total_cost: self.total_cost,
-            conversation_messages: live.messages.len(),
+            conversation_messages,
             conversation_tokens,
             detached_messages: live_start - 1,
         };

@@ -21,7 +21,9 @@ mod tools;
 mod tools_panels;
 mod tools_state;
 
-pub use assemble::{PanelRequest, assemble_request, clean_conversation};
+pub use assemble::{
+    PanelRequest, assemble_request, assemble_request_owned, clean_conversation, clean_owned_conversation,
+};
 pub use cache::{CachePrices, CacheTracker, PanelCacheCost};
 pub use config::{
     BuiltinPanel, CommandPanelDefinition, ContextDefinition, ContextStrategy, DEFAULT_COMMAND_REFRESH_SECS,
