@@ -9,7 +9,6 @@ use super::engine::PanelsCore;
 use super::live_sources::ConsoleSlot;
 use super::render::LibraryKind;
 use super::sources::ConsoleProcess;
-use super::spine::NotificationKind;
 use super::state::{OpenFile, WatchedCommand};
 use super::tools::{PanelToolSpec, ids_field, text_field};
 use crate::tools::ToolError;
@@ -119,8 +118,8 @@ fn console_action(core: &mut PanelsCore, args: &Value, now: i64) -> Result<Strin
             if !core.sources.stop_console(id) {
                 return Err(ToolError::new(format!("no console {id}")));
             }
-            core.spine.notify(NotificationKind::ProcessExited, format!("console {id} was stopped"), now);
-            core.spine.mark_all_processed();
+            // The model stopped it itself: a log line, not a notification (and other pending ones stay new).
+            core.logs.log(now, format!("Stopped console {id}."));
             Ok(format!("Stopped {id}."))
         }
         _ => Err(ToolError::new("console needs an action: start or stop")),
