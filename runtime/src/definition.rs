@@ -77,6 +77,8 @@ pub struct AgentDefinition {
     pub commands: Vec<CommandDefinition>,
     /// The YAML's `context:`: pi's message pipeline (default) or Context Pilot's panels.
     pub context: crate::panels::ContextDefinition,
+    /// The YAML's `mcp:`: MCP servers whose tools the agent takes (the user's `mcp.json` files add to them).
+    pub mcp: crate::mcp::McpDefinition,
 }
 
 /// A file compiled into the binary.
@@ -242,6 +244,7 @@ impl Default for AgentDefinition {
             follow_up_mode: QueueMode::default(),
             commands: Vec::new(),
             context: crate::panels::ContextDefinition::default(),
+            mcp: crate::mcp::McpDefinition::default(),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod definition;
 pub mod extension;
 #[doc(hidden)]
 pub mod macro_support;
+pub mod mcp;
 pub mod panels;
 pub mod prompt;
 pub mod protocol;

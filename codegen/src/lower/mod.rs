@@ -4,6 +4,7 @@
 mod commands;
 mod context;
 mod hooks;
+mod mcp;
 mod resources;
 pub mod rust_tools;
 pub mod system_prompt;
@@ -161,6 +162,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
     let hooks = hooks::hooks_tokens(spec, ctx);
     let commands = commands::commands_tokens(spec, runtime);
     let context = context::context_tokens(spec, runtime);
+    let mcp = mcp::mcp_tokens(spec, runtime);
     let session = spec.session.as_ref();
     let session_enabled = session.and_then(|s| s.enabled).unwrap_or(true);
     let session_dir = option_string(session.and_then(|s| s.dir.as_deref()));
@@ -207,6 +209,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             follow_up_mode: #follow_up_mode,
             commands: #commands,
             context: #context,
+            mcp: #mcp,
         }
     })
 }
@@ -236,3 +239,5 @@ mod tests;
 mod tests_context;
 #[cfg(test)]
 mod tests_hooks;
+#[cfg(test)]
+mod tests_mcp;

@@ -4,6 +4,7 @@
 mod commands;
 mod context;
 mod hooks;
+mod mcp;
 mod providers;
 mod tools;
 
@@ -17,6 +18,9 @@ pub use context::{BuiltinPanelSpec, CommandPanelSpec, ContextSpec, ContextStrate
 pub use hooks::{
     ExplicitPattern, HOOK_EVENTS, HookActionKind, HookSpec, InjectMessageFields, InjectMessageSpec, PatternSpec,
     TOOL_EVENTS,
+};
+pub use mcp::{
+    DEFAULT_MCP_TIMEOUT_SECS, MCP_TOOL_PREFIX, McpServerSpec, McpSpec, is_mcp_server_name, mcp_tool_prefix_key,
 };
 pub use providers::{CostSpec, ModelEntrySpec, ProviderApi, ProviderSpec, models_json};
 pub use tools::{BUILTIN_TOOLS, BuiltinTool, CustomToolSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, ToolsSpec};
@@ -89,6 +93,11 @@ pub struct AgentSpec {
     /// command panels, the detachment limits and the texts around the panels.
     #[serde(default)]
     pub context: Option<ContextSpec>,
+    /// MCP (Model Context Protocol) servers whose tools the agent takes, as `mcp__<server>__<tool>`: each one
+    /// a `command` started as a child process (stdio) or a `url` (streamable HTTP). The user's `mcp.json`
+    /// files add servers at run time.
+    #[serde(default)]
+    pub mcp: Option<McpSpec>,
 }
 
 /// The default model.

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use crate::lower::builtin_tool_names;
 use crate::problem::{Problem, YamlPath, did_you_mean};
-use crate::spec::{AgentSpec, BUILTIN_TOOLS, HOOK_EVENTS, HookActionKind, HookSpec, PatternSpec, TOOL_EVENTS};
+use crate::spec::{
+    AgentSpec, BUILTIN_TOOLS, HOOK_EVENTS, HookActionKind, HookSpec, MCP_TOOL_PREFIX, PatternSpec, TOOL_EVENTS,
+};
 
 /// The arguments of each built-in tool, as its parameter schema names them (`edit` also takes pi's legacy
 /// `oldText`/`newText`, which it folds into `edits`).
@@ -225,6 +227,11 @@ fn check_tool(
     // A built-in the YAML leaves out can still be switched on with `--tools`: a guard for it stays valid.
     if BUILTIN_TOOLS.contains(&name) {
         return Some((name.to_owned(), builtin_arguments(name)));
+    }
+    // An MCP tool (`mcp__<server>__<tool>`) is known only at run time: the server lists its tools, and the
+    // user's `mcp.json` files add servers. Neither it nor its arguments can be checked here.
+    if name.starts_with(MCP_TOOL_PREFIX) {
+        return None;
     }
     let at = pattern_path(pattern, at);
     let hint = match did_you_mean(name, tools.names()) {

@@ -217,3 +217,5 @@ mod tests_commands;
 mod tests_context;
 #[cfg(test)]
 mod tests_hooks;
+#[cfg(test)]
+mod tests_mcp;

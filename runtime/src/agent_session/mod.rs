@@ -4,6 +4,7 @@
 mod auto_retry;
 mod compaction_check;
 mod controls;
+mod dynamic_tools;
 mod hooks;
 mod link;
 mod navigation;
@@ -25,6 +26,7 @@ mod tests_retry;
 
 pub use auto_retry::{RetryDecision, RetrySettings, RetryState, SessionEventSink, run_with_auto_retry};
 pub use controls::{ContextUsage, SessionNameError, SessionStats, TokenTotals};
+pub use dynamic_tools::{DynamicTools, PromptGate, PromptGateFn};
 pub use link::SessionListener;
 pub use navigation::Navigation;
 pub use pipeline::{PromptOptions, StreamingBehavior};

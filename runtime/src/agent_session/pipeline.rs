@@ -84,6 +84,7 @@ impl AgentSession {
         if self.require_api_key && lock(&self.api_key).as_deref().is_none_or(str::is_empty) {
             return Err(AgentError::NoApiKey(model.provider));
         }
+        self.pass_prompt_gate().await;
         self.reset_cancel();
         self.check_compaction_before_prompt().await?;
         // The user's message starts a new attempt: an overflow in its run may be recovered from again.

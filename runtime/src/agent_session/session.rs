@@ -81,6 +81,8 @@ pub struct AgentSession {
     pub(super) overflow_recovery_attempted: AtomicBool,
     /// Where the user's choices are kept across runs, if anywhere.
     preferences: Mutex<Option<super::PreferenceStoreHandle>>,
+    /// Awaited before the next prompt's run (tools still on their way).
+    pub(super) prompt_gate: Mutex<Option<super::dynamic_tools::PromptGateFn>>,
     _events: Subscription,
 }
 
@@ -176,6 +178,7 @@ impl AgentSession {
             summary_model: Mutex::new(None),
             overflow_recovery_attempted: AtomicBool::new(false),
             preferences: Mutex::new(None),
+            prompt_gate: Mutex::new(None),
             _events: events,
         })
     }

@@ -80,6 +80,9 @@ pub struct CliArgs {
     /// Disable all tools
     #[arg(long = "no-tools")]
     pub no_tools: bool,
+    /// Disable MCP: no servers start and no MCP tools
+    #[arg(long = "no-mcp")]
+    pub no_mcp: bool,
     /// Load a skill file or directory (repeatable)
     #[arg(long = "skill", value_name = "path")]
     pub skills: Vec<String>,

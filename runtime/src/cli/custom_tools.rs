@@ -79,7 +79,8 @@ pub fn select_tools(
     let mut warnings = Vec::new();
     if let Some(list) = &listed {
         for name in list {
-            if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !is_custom(name) {
+            // `mcp__` entries name MCP tools (or patterns of them), which arrive later.
+            if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !is_custom(name) && !name.starts_with("mcp__") {
                 let mut available: Vec<&str> = BUILTIN_TOOL_NAMES.to_vec();
                 available.extend(custom.iter().map(|tool| tool.name()));
                 warnings.push(format!("unknown tool \"{name}\" ignored; available tools: {}", available.join(", ")));

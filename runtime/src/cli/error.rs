@@ -45,6 +45,8 @@ pub enum CliError {
     /// A command of the YAML's `commands:` failed or was invoked without a required argument.
     #[error("{0}")]
     Command(String),
+    #[error("{0}")]
+    Mcp(String),
     #[error("the agent's hooks cannot start: {0}")]
     Hooks(String),
     #[error("{0}")]

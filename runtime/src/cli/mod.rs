@@ -12,13 +12,14 @@ mod error;
 mod export_html;
 mod interactive;
 mod list_models;
+pub mod mcp;
 mod model_catalog;
 mod model_match;
 mod model_scope;
 mod model_select;
 mod models_json;
 mod modes;
-mod paths;
+pub(crate) mod paths;
 mod pending_queue;
 mod registry;
 mod reload;
@@ -79,7 +80,12 @@ pub fn run_with_extensions(
     rust_tools: Vec<Arc<dyn AgentTool>>,
     extensions: Extensions,
 ) -> ExitCode {
-    let args = match parse_args(&definition, std::env::args().skip(1)) {
+    // `<agent> mcp list`, as pi 1.5 has it.
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().is_some_and(|first| first == "mcp") {
+        return mcp::run_mcp_command(&definition, &raw[1..]);
+    }
+    let args = match parse_args(&definition, raw) {
         Ok(args) => args,
         Err(error) => {
             let _ = error.print();
@@ -155,6 +161,7 @@ fn run_agent(
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
         return runtime.block_on(async {
             let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
+            let mcp = prepared.mcp.clone();
             let start_provider = prepared.agent.state().model.map(|model| model.provider);
             let catalog = model_catalog::ModelCatalog::load(
                 definition,
@@ -163,7 +170,7 @@ fn run_agent(
                 start_provider.as_deref(),
             )?
             .with_scope(&prepared.model_scope);
-            rpc::run_rpc(prepared, catalog, &definition.name).await
+            stop_mcp(mcp, rpc::run_rpc(prepared, catalog, &definition.name).await).await
         });
     }
     // As in pi: stdin that is not a terminal means print mode, and its text (trimmed) is prepended
@@ -183,7 +190,8 @@ fn run_agent(
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
     runtime.block_on(async {
         let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
-        modes::run_mode(mode, prepared, args.messages).await
+        let mcp = prepared.mcp.clone();
+        stop_mcp(mcp, modes::run_mode(mode, prepared, args.messages).await).await
     })
 }
 
@@ -200,6 +208,7 @@ fn run_interactive_mode(
         let mut session_args = args.clone();
         session_args.resume = false;
         let prepared = setup::prepare(definition, &session_args, rust_tools, extensions)?;
+        let mcp = prepared.mcp.clone();
         let agent_dir = agent_dir(definition);
         let (settings, _) = Settings::load(&agent_dir, &project_dir(definition, &prepared.cwd));
         let screen = match args.tui_mode {
@@ -231,8 +240,16 @@ fn run_interactive_mode(
             ))),
         };
         // Whatever went before (the initial messages) becomes the first prompt, as pi does.
-        interactive::run_interactive(prepared, catalog, options, args.messages.clone()).await
+        stop_mcp(mcp, interactive::run_interactive(prepared, catalog, options, args.messages.clone()).await).await
     })
+}
+
+/// Stops the run's MCP servers once its mode is done, and passes the mode's outcome on.
+async fn stop_mcp<T>(mcp: Option<mcp::McpRun>, outcome: T) -> T {
+    if let Some(run) = mcp {
+        run.manager.shutdown().await;
+    }
+    outcome
 }
 
 /// All of piped stdin, trimmed; `None` when it holds only whitespace.

@@ -35,7 +35,7 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
         eprintln!("Warning: extension {} failed on {}: {}", error.extension_path, error.event, error.error);
     }));
     let (commands, tool_env) = (prepared.resources.commands.clone(), prepared.tool_env.clone());
-    let session = open_session(prepared, emit)?;
+    let session = open_session(prepared, emit).await?;
     let agent = session.agent();
     if json {
         session.subscribe(|event: &AgentEvent| write_json(event));
@@ -145,7 +145,8 @@ async fn run_messages(
 
 /// The prepared agent bound to its session file, with the extensions, the prompt builder and prompt
 /// expansion; session-only events go to `emit`.
-pub(super) fn open_session(prepared: Prepared, emit: SessionEventSink) -> Result<AgentSession, CliError> {
+pub(super) async fn open_session(prepared: Prepared, emit: SessionEventSink) -> Result<AgentSession, CliError> {
+    let mcp = prepared.mcp.clone();
     let expander = prepared.resources.into_expander();
     let extras = SessionExtras {
         runner: prepared.extensions.clone(),
@@ -168,6 +169,9 @@ pub(super) fn open_session(prepared: Prepared, emit: SessionEventSink) -> Result
     }
     // The user's later choices (model, thinking level, queue modes, ...) are kept as pi keeps them.
     session.set_preference_store(Some(Arc::new(super::settings_store::SettingsFileStore::new(&prepared.agent_dir))));
+    if let Some(run) = &mcp {
+        super::mcp::attach(&session, run).await?;
+    }
     Ok(session)
 }
 

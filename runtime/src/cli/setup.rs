@@ -46,6 +46,8 @@ pub struct Prepared {
     pub model_scope: Vec<String>,
     /// Where commands run (the user's own `bash` over RPC): shell, command prefix, bin dir.
     pub tool_env: ToolEnvironment,
+    /// The MCP servers (already starting), if the run has any.
+    pub mcp: Option<super::mcp::McpRun>,
 }
 
 /// Resolves everything from files, environment and flags, in the current directory.
@@ -68,6 +70,8 @@ pub(super) fn prepare_in(
     cwd: &Path,
     agent_dir: &Path,
 ) -> Result<Prepared, CliError> {
+    // MCP servers start first, so they start while the rest is read.
+    let mcp = super::mcp::start_servers(definition, args, agent_dir, cwd);
     let (settings, problems) = Settings::load(agent_dir, &project_dir(definition, cwd));
     for problem in problems {
         eprintln!("Warning: {problem}");
@@ -85,6 +89,9 @@ pub(super) fn prepare_in(
         extensions.push(panels);
         core
     });
+    if let Some(run) = &mcp {
+        extensions.push(super::mcp::McpCommand { manager: run.manager.clone(), problems: run.problems.clone() });
+    }
     let extensions = Arc::new(ExtensionRunner::new(extensions, ExtensionContext::detached(cwd)));
     for warning in warnings.iter().chain(&tool_warnings) {
         eprintln!("Warning: {warning}");
@@ -135,6 +142,7 @@ pub(super) fn prepare_in(
         agent_dir: agent_dir.to_path_buf(),
         model_scope: super::model_scope::scope_patterns(args.models.as_deref(), &settings),
         tool_env: environment.clone(),
+        mcp,
     })
 }
 

@@ -29,11 +29,16 @@ pub(crate) fn forget(pgid: i32) {
 
 /// Sends SIGKILL to the group `pgid`.
 pub(crate) fn kill_group(pgid: i32) {
+    signal_group(pgid, libc::SIGKILL);
+}
+
+/// Sends `signal` to the group `pgid`.
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
     if pgid > 0 {
         // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses the process group, which
         // the command's shell leads (it was spawned with process_group(0), so its pgid is its pid).
         unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
+            libc::kill(-pgid, signal);
         }
     }
 }

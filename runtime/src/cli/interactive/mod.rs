@@ -110,7 +110,7 @@ pub async fn run_interactive(
     prepared
         .extensions
         .set_session_actions(Arc::new(session_actions::InteractiveSessionActions { sender: sender.clone() }));
-    let session = Rc::new(open_session(prepared, emit)?);
+    let session = Rc::new(open_session(prepared, emit).await?);
     let agent_events = sender.clone();
     session.subscribe(move |event: &AgentEvent| {
         let _ = agent_events.send(UiEvent::Agent(Box::new(event.clone())));

@@ -41,7 +41,7 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
     let tool_env = prepared.tool_env.clone();
     let dialogs = ui::PendingDialogs::default();
     prepared.extensions.set_ui(Arc::new(ui::RpcUi { pending: dialogs.clone() }));
-    let session = Rc::new(open_session(prepared, emit)?);
+    let session = Rc::new(open_session(prepared, emit).await?);
     let pending = Arc::new(PendingQueue::default());
     let watcher = pending.clone();
     session.subscribe(move |event: &AgentEvent| {
