@@ -77,13 +77,35 @@ pub(super) struct Connection {
 #[error("{0}")]
 pub struct StartError(pub String);
 
+/// A server on its way: its process started (stdio) or its transport made (HTTP), the handshake still to do.
+pub(super) enum Launch {
+    Stdio { transport: TokioChildProcess, pgid: Option<i32>, log_start: u64 },
+    Http { transport: StreamableHttpClientTransport<McpHttpClient>, url: String },
+}
+
+impl Launch {
+    /// Starts a stdio server's process at once (its stderr appended to `log`), or makes an HTTP server's
+    /// transport; the handshake is [`Connection::start`]'s. Needs a tokio runtime.
+    pub fn new(server: &McpServerDefinition, cwd: &Path, log: Option<&Path>) -> Result<Self, StartError> {
+        match &server.transport {
+            McpTransport::Stdio { command, args, env, cwd: server_cwd } => {
+                let log_start = log.and_then(|path| std::fs::metadata(path).ok()).map_or(0, |meta| meta.len());
+                let (transport, pgid) = spawn_stdio(command, args, env, server_cwd.as_deref(), cwd, log)?;
+                Ok(Self::Stdio { transport, pgid, log_start })
+            }
+            McpTransport::Http { url, headers } => {
+                Ok(Self::Http { transport: http_transport(url, headers)?, url: url.clone() })
+            }
+        }
+    }
+}
+
 impl Connection {
-    /// Starts the server and completes the handshake; tool-list changes go to `events`. A stdio server's
-    /// stderr is appended to `log`.
+    /// Completes the handshake with a launched server; tool-list changes go to `events`. A stdio server that
+    /// fails is stopped, and the end of its stderr `log` is quoted.
     pub async fn start(
-        server: &McpServerDefinition,
+        launch: Launch,
         identity: &ClientIdentity,
-        cwd: &Path,
         log: Option<&Path>,
         events: mpsc::UnboundedSender<ConnectionEvent>,
         relists: Arc<watch::Sender<usize>>,
@@ -92,27 +114,22 @@ impl Connection {
             ClientConfig::new(ClientCapabilities::default(), Implementation::new(&identity.name, &identity.version))
                 .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let handler = ClientEvents { info, events, relists };
-        match &server.transport {
-            McpTransport::Stdio { command, args, env, cwd: server_cwd } => {
-                let log_start = log.and_then(|path| std::fs::metadata(path).ok()).map_or(0, |meta| meta.len());
-                let (transport, pgid) = spawn_stdio(command, args, env, server_cwd.as_deref(), cwd, log)?;
-                match handler.serve(transport).await {
-                    Ok(service) => Ok(Self::running(service, pgid)),
-                    Err(error) => {
-                        if let Some(pgid) = pgid {
-                            process_groups::kill_group(pgid);
-                            process_groups::forget(pgid);
-                        }
-                        let mut message = format!("it did not complete the MCP handshake: {error}");
-                        if let Some(tail) = log.and_then(|path| log_tail(path, log_start)) {
-                            message.push_str(&format!("; its stderr ended with: {tail}"));
-                        }
-                        Err(StartError(message))
+        match launch {
+            Launch::Stdio { transport, pgid, log_start } => match handler.serve(transport).await {
+                Ok(service) => Ok(Self::running(service, pgid)),
+                Err(error) => {
+                    if let Some(pgid) = pgid {
+                        process_groups::kill_group(pgid);
+                        process_groups::forget(pgid);
                     }
+                    let mut message = format!("it did not complete the MCP handshake: {error}");
+                    if let Some(tail) = log.and_then(|path| log_tail(path, log_start)) {
+                        message.push_str(&format!("; its stderr ended with: {tail}"));
+                    }
+                    Err(StartError(message))
                 }
-            }
-            McpTransport::Http { url, headers } => {
-                let transport = http_transport(url, headers)?;
+            },
+            Launch::Http { transport, url } => {
                 let service = handler
                     .serve(transport)
                     .await

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use super::McpServerDefinition;
-use super::connection::{ClientIdentity, Connection, ConnectionEvent, log_path};
+use super::connection::{ClientIdentity, Connection, ConnectionEvent, Launch, StartError, log_path};
 use super::tool::McpTool;
 use crate::tools::AgentTool;
 
@@ -156,8 +156,15 @@ impl McpManager {
             .filter(|(_, slot)| slot.entry.definition.enabled)
             .map(|(index, _)| index)
             .collect();
+        // Processes are started here and now, so they come up while the agent reads the rest of its setup.
         for index in enabled {
-            tokio::spawn(run_server(manager.shared.clone(), index));
+            let shared = &manager.shared;
+            let launch = {
+                let slots = lock(&shared.slots);
+                let definition = &slots[index].entry.definition;
+                Launch::new(definition, &shared.cwd, Some(&log_path(&shared.agent_dir, &definition.name)))
+            };
+            tokio::spawn(run_server(shared.clone(), index, launch));
         }
         manager
     }
@@ -272,20 +279,21 @@ impl Shared {
 }
 
 /// Starts one server, lists its tools, then follows it: tool-list changes and its end.
-async fn run_server(shared: Arc<Shared>, index: usize) {
+async fn run_server(shared: Arc<Shared>, index: usize, launch: Result<Launch, StartError>) {
     let entry = lock(&shared.slots)[index].entry.clone();
     let definition = &entry.definition;
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let log = log_path(&shared.agent_dir, &definition.name);
+    let pgid = match &launch {
+        Ok(Launch::Stdio { pgid, .. }) => *pgid,
+        _ => None,
+    };
     let start = async {
         let connection =
-            Connection::start(definition, &shared.identity, &shared.cwd, Some(&log), events_tx, shared.relists.clone())
-                .await?;
-        let listed = connection
-            .list_tools()
-            .await
-            .map_err(|error| super::connection::StartError(format!("listing its tools failed: {error}")))?;
-        Ok::<_, super::connection::StartError>((connection, listed))
+            Connection::start(launch?, &shared.identity, Some(&log), events_tx, shared.relists.clone()).await?;
+        let listed =
+            connection.list_tools().await.map_err(|error| StartError(format!("listing its tools failed: {error}")))?;
+        Ok::<_, StartError>((connection, listed))
     };
     // As in pi, the server's request timeout also bounds its start (the handshake and the tool listing).
     let limit = Duration::from_millis(definition.timeout_ms);
@@ -296,6 +304,11 @@ async fn run_server(shared: Arc<Shared>, index: usize) {
     let (connection, listed) = match started {
         Ok(started) => started,
         Err(reason) => {
+            // A server that never answered is stopped with whatever it started.
+            if let Some(pgid) = pgid {
+                crate::tools::process_groups::kill_group(pgid);
+                crate::tools::process_groups::forget(pgid);
+            }
             lock(&shared.slots)[index].state = McpServerState::Failed(reason.clone());
             let required = if definition.required { " (required)" } else { "" };
             shared.notice(&format!("MCP server \"{}\"{required} could not be started: {reason}", definition.name));

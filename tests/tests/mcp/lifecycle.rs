@@ -93,3 +93,78 @@ async fn mcp_list_shows_every_server_and_fails_when_one_does() {
     assert!(files["tools"].as_array().is_some_and(|tools| tools.contains(&json!("echo"))), "{files}");
     assert_eq!(listing["errors"].as_array().map(Vec::len), Some(1));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_server_dying_or_timing_out_is_an_error_result() {
+    let mock = server(json!({"responses": [
+        {"toolCalls": [{"id": "t1", "name": "mcp__py__slow", "arguments": {"ms": 30000}}]},
+        {"toolCalls": [{"id": "t2", "name": "mcp__py__die", "arguments": {}}]},
+        {"text": "Python is gone."}
+    ]}))
+    .await;
+    let sandbox = McpSandbox::new(&mock);
+    let log = sandbox.sandbox.root.path().join("py.log");
+    let mut entry = python_stdio_entry(&log);
+    entry["timeout"] = json!(6);
+    sandbox.user_servers(json!({"py": entry, "files": {"enabled": false}}));
+    let output = sandbox.run(&["--mode", "json", "Try python"]).await;
+    assert_success(&output);
+    let events = events(&output);
+    let slow = tool_end(&events, "t1");
+    assert_eq!(slow["isError"], true);
+    assert!(slow["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("within 6 s"), "{slow}");
+    let died = tool_end(&events, "t2");
+    assert_eq!(died["isError"], true);
+    assert!(died["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("not running"), "{died}");
+    assert!(stderr(&output).contains("\"py\" exited"), "{}", stderr(&output));
+    assert_eq!(processes_mentioning(&log.to_string_lossy()), Vec::<u32>::new());
+}
+
+/// Waits (up to 10 s) until `check` holds.
+async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..200 {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    check()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_go_with_the_agent_on_sigterm_and_when_it_is_killed() {
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        let mock = server(json!({"responses": [
+            {"toolCalls": [{"id": "w1", "name": "mcp__files__slow", "arguments": {"ms": 30000}}]},
+            {"text": "too late"}
+        ]}))
+        .await;
+        let sandbox = McpSandbox::new(&mock);
+        let agent_dir = sandbox.sandbox.agent_dir();
+        let mut child = tokio::process::Command::new(agent_binary("mcp"))
+            .args([&MODEL_ARGS[..], &["--no-session", "-p", "wait for it"]].concat())
+            .current_dir(sandbox.sandbox.work_dir())
+            .env("MCPDEMO_AGENT_DIR", &agent_dir)
+            .env("PATH", &sandbox.path)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("agent starts");
+        let log = sandbox.files_log();
+        let called = eventually(|| log_lines(&log).iter().any(|line| line["tool"] == "slow")).await;
+        assert!(called, "the slow call reached the server");
+        let running = processes_mentioning(&log.to_string_lossy());
+        assert_eq!(running.len(), 1, "one server runs: {running:?}");
+        let pid = i32::try_from(child.id().expect("pid")).expect("pid fits");
+        // SAFETY: kill(2) on the agent this test started.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+        let status = child.wait().await.expect("agent exits");
+        assert!(!status.success(), "signal {signal}: {status:?}");
+        let gone = eventually(|| processes_mentioning(&log.to_string_lossy()).is_empty()).await;
+        assert!(gone, "signal {signal}: the server outlived the agent");
+    }
+}

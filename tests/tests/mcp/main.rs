@@ -13,6 +13,7 @@ use pi_runtime::testing::{MockLlmServer, MockScript, RecordedRequest};
 use serde_json::{Value, json};
 
 mod http;
+mod interactive;
 mod lifecycle;
 mod stdio;
 

@@ -10,6 +10,7 @@ async fn the_yaml_server_s_tools_are_declared_called_and_answered() {
         {"toolCalls": [{"id": "c3", "name": "mcp__files__add", "arguments": {"a": "two"}}]},
         {"toolCalls": [{"id": "c4", "name": "mcp__files__fail", "arguments": {"message": "no such thing"}}]},
         {"toolCalls": [{"id": "c5", "name": "mcp__files__image", "arguments": {}}]},
+        {"toolCalls": [{"id": "c6", "name": "mcp__files__echo", "arguments": {"text": "x", "path": "prod.env"}}]},
         {"text": "All answered."}
     ]}))
     .await;
@@ -17,7 +18,7 @@ async fn the_yaml_server_s_tools_are_declared_called_and_answered() {
     let output = sandbox.run(&["--mode", "json", "Use the files server"]).await;
     assert_success(&output);
     let requests = mock.requests();
-    assert_eq!(requests.len(), 6, "stderr: {}", stderr(&output));
+    assert_eq!(requests.len(), 7, "stderr: {}", stderr(&output));
 
     // Declared with the server's description and schema; the YAML's `exclude` holds nothing the test server has.
     let first = &requests[0];
@@ -55,6 +56,10 @@ async fn the_yaml_server_s_tools_are_declared_called_and_answered() {
         .filter_map(|block| block["type"].as_str())
         .collect();
     assert!(kinds.contains(&"image"), "{image}");
+    // The YAML's hook refused this call before it reached the server.
+    let refused = tool_end(&events, "c6");
+    assert_eq!(refused["isError"], true);
+    assert!(refused["result"]["content"][0]["text"].as_str().unwrap_or_default().contains(".env files hold secrets"));
 
     // The server saw exactly the valid calls (the invalid one never left the agent), and is gone now.
     let calls: Vec<String> =

@@ -1,0 +1,46 @@
+//! MCP in interactive mode, in a real pseudo-terminal: a server that cannot start is a notice on the screen,
+//! `/mcp` lists every server with its state and tools, an MCP tool call is shown and answered, and the
+//! servers are gone after the agent quits.
+
+use pi_gen_tests::{PtyAgent, keys};
+
+use super::*;
+
+fn submit(agent: &mut PtyAgent, text: &str) {
+    agent.type_text(text);
+    agent.send(keys::ENTER);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_mcp_lists_the_servers_and_their_tools() {
+    let mock = server(json!([
+        {"toolCalls": [{"id": "i1", "name": "mcp__files__echo", "arguments": {"text": "echoed in the terminal"}}]},
+        {"text": "The echo came back."}
+    ]))
+    .await;
+    let sandbox = McpSandbox::new(&mock);
+    sandbox.user_servers(json!({"broken": rmcp_stdio_entry(&["--fail-start", "no display attached"])}));
+    let agent_dir = sandbox.sandbox.agent_dir();
+    let agent_dir = agent_dir.to_string_lossy();
+    let env = [("MCPDEMO_AGENT_DIR", agent_dir.as_ref()), ("PATH", sandbox.path.as_str())];
+    let args = [&MODEL_ARGS[..], &["--no-session"]].concat();
+    let mut agent = sandbox.sandbox.spawn_pty_env(&agent_binary("mcp"), &args, &env, 40, 140);
+    agent.wait_for_text("no display attached");
+
+    submit(&mut agent, "/mcp");
+    let screen = agent.wait_for_text("files: connected");
+    for expected in ["mcp__files__echo", "broken: failed", "docs: disabled", "The project's files, read-only"] {
+        assert!(screen.contains(expected), "{expected} in {screen}");
+    }
+    assert!(mock.requests().is_empty(), "/mcp asks the model nothing");
+
+    submit(&mut agent, "Echo something");
+    let screen = agent.wait_for_text("The echo came back.");
+    assert!(screen.contains("mcp__files__echo"), "{screen}");
+    assert_eq!(last_tool_result(&mock.requests()[1]), "echoed in the terminal");
+
+    agent.send(&keys::CTRL_C.repeat(2));
+    assert_eq!(agent.wait_exit(), 0, "Ctrl+C twice exits with 0");
+    let log = sandbox.files_log();
+    assert_eq!(processes_mentioning(&log.to_string_lossy()), Vec::<u32>::new(), "the server outlived the agent");
+}
