@@ -217,7 +217,7 @@ pub(super) enum CallError {
 }
 
 impl ServerCaller {
-    fn is_closed(&self) -> bool {
+    pub fn is_closed(&self) -> bool {
         *self.closed.borrow()
     }
 

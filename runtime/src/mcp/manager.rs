@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use super::McpServerDefinition;
-use super::connection::{ClientIdentity, Connection, ConnectionEvent, Launch, StartError, log_path};
+use super::connection::{ClientIdentity, Connection, Launch, log_path};
 use super::tool::McpTool;
 use crate::tools::AgentTool;
 
@@ -93,28 +93,30 @@ pub type ToolsListener = Arc<dyn Fn(Vec<Arc<dyn AgentTool>>) + Send + Sync>;
 /// Told what happened to a server that the user should know (it failed to start, it exited).
 pub type NoticeSink = Arc<dyn Fn(&str) + Send + Sync>;
 
-struct Slot {
-    entry: McpServerEntry,
-    state: McpServerState,
-    server_info: Option<String>,
-    tools: Vec<Arc<McpTool>>,
-    connection: Option<Arc<Connection>>,
+pub(super) struct Slot {
+    pub entry: McpServerEntry,
+    pub state: McpServerState,
+    pub server_info: Option<String>,
+    pub tools: Vec<Arc<McpTool>>,
+    pub connection: Option<Arc<Connection>>,
 }
 
-struct Shared {
-    slots: Mutex<Vec<Slot>>,
+pub(super) struct Shared {
+    pub slots: Mutex<Vec<Slot>>,
     /// How many servers are still starting.
-    starting: watch::Sender<usize>,
+    pub starting: watch::Sender<usize>,
     /// How many announced tool-list changes are not listed yet.
-    relists: Arc<watch::Sender<usize>>,
+    pub relists: Arc<watch::Sender<usize>>,
     listener: Mutex<Option<ToolsListener>>,
     notices: Mutex<Option<NoticeSink>>,
-    identity: ClientIdentity,
-    cwd: PathBuf,
-    agent_dir: PathBuf,
+    pub identity: ClientIdentity,
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    /// Held while a server that exited is started again, so two calls do not start it twice.
+    pub restarting: tokio::sync::Mutex<()>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -148,6 +150,7 @@ impl McpManager {
                 identity,
                 cwd: cwd.to_path_buf(),
                 agent_dir: agent_dir.to_path_buf(),
+                restarting: tokio::sync::Mutex::new(()),
             }),
         };
         let enabled: Vec<usize> = lock(&manager.shared.slots)
@@ -164,7 +167,7 @@ impl McpManager {
                 let definition = &slots[index].entry.definition;
                 Launch::new(definition, &shared.cwd, Some(&log_path(&shared.agent_dir, &definition.name)))
             };
-            tokio::spawn(run_server(shared.clone(), index, launch));
+            tokio::spawn(super::lifecycle::run_server(shared.clone(), index, launch));
         }
         manager
     }
@@ -252,12 +255,12 @@ impl McpManager {
     }
 }
 
-fn all_tools(slots: &[Slot]) -> Vec<Arc<dyn AgentTool>> {
+pub(super) fn all_tools(slots: &[Slot]) -> Vec<Arc<dyn AgentTool>> {
     slots.iter().flat_map(|slot| slot.tools.iter().map(|tool| tool.clone() as Arc<dyn AgentTool>)).collect()
 }
 
 impl Shared {
-    fn notice(&self, text: &str) {
+    pub fn notice(&self, text: &str) {
         let sink = lock(&self.notices).clone();
         match sink {
             Some(sink) => sink(text),
@@ -265,7 +268,7 @@ impl Shared {
         }
     }
 
-    fn tools_changed(&self) {
+    pub fn tools_changed(&self) {
         let listener = lock(&self.listener).clone();
         if let Some(listener) = listener {
             let tools = all_tools(&lock(&self.slots));
@@ -273,130 +276,7 @@ impl Shared {
         }
     }
 
-    fn finish_start(&self) {
+    pub fn finish_start(&self) {
         self.starting.send_modify(|count| *count = count.saturating_sub(1));
     }
-}
-
-/// Starts one server, lists its tools, then follows it: tool-list changes and its end.
-async fn run_server(shared: Arc<Shared>, index: usize, launch: Result<Launch, StartError>) {
-    let entry = lock(&shared.slots)[index].entry.clone();
-    let definition = &entry.definition;
-    let (events_tx, mut events) = mpsc::unbounded_channel();
-    let log = log_path(&shared.agent_dir, &definition.name);
-    let pgid = match &launch {
-        Ok(Launch::Stdio { pgid, .. }) => *pgid,
-        _ => None,
-    };
-    let start = async {
-        let connection =
-            Connection::start(launch?, &shared.identity, Some(&log), events_tx, shared.relists.clone()).await?;
-        let listed =
-            connection.list_tools().await.map_err(|error| StartError(format!("listing its tools failed: {error}")))?;
-        Ok::<_, StartError>((connection, listed))
-    };
-    // As in pi, the server's request timeout also bounds its start (the handshake and the tool listing).
-    let limit = Duration::from_millis(definition.timeout_ms);
-    let started = match tokio::time::timeout(limit, start).await {
-        Ok(result) => result.map_err(|error| error.0),
-        Err(_) => Err(format!("it did not start within {} s (its `timeout`)", limit.as_secs_f64())),
-    };
-    let (connection, listed) = match started {
-        Ok(started) => started,
-        Err(reason) => {
-            // A server that never answered is stopped with whatever it started.
-            if let Some(pgid) = pgid {
-                crate::tools::process_groups::kill_group(pgid);
-                crate::tools::process_groups::forget(pgid);
-            }
-            lock(&shared.slots)[index].state = McpServerState::Failed(reason.clone());
-            let required = if definition.required { " (required)" } else { "" };
-            shared.notice(&format!("MCP server \"{}\"{required} could not be started: {reason}", definition.name));
-            shared.finish_start();
-            return;
-        }
-    };
-    let connection = Arc::new(connection);
-    {
-        let mut slots = lock(&shared.slots);
-        slots[index].tools = make_tools(&slots, index, &listed, &connection);
-        let slot = &mut slots[index];
-        slot.server_info = connection.server_info.clone();
-        slot.state = McpServerState::Ready;
-        slot.connection = Some(connection.clone());
-    }
-    shared.tools_changed();
-    shared.finish_start();
-    let mut closed = connection.closed();
-    drop(connection);
-    let ended = async move {
-        let _ = closed.wait_for(|closed| *closed).await;
-    };
-    tokio::pin!(ended);
-    loop {
-        tokio::select! {
-            event = events.recv() => match event {
-                Some(ConnectionEvent::ToolsChanged) => {
-                    relist(&shared, index).await;
-                    shared.relists.send_modify(|pending| *pending = pending.saturating_sub(1));
-                }
-                None => break,
-            },
-            () = &mut ended => break,
-        }
-    }
-    // Changes announced but never listed will not be: nobody needs to wait for them.
-    while let Ok(ConnectionEvent::ToolsChanged) = events.try_recv() {
-        shared.relists.send_modify(|pending| *pending = pending.saturating_sub(1));
-    }
-    let mut slots = lock(&shared.slots);
-    let slot = &mut slots[index];
-    // A stop the agent asked for takes the connection out first; anything else is the server going away.
-    if slot.connection.take().is_some() {
-        slot.state = McpServerState::Exited;
-        drop(slots);
-        shared.notice(&format!(
-            "MCP server \"{}\" exited; its tools answer an error from now on (its log: {})",
-            definition.name,
-            log.display()
-        ));
-    }
-}
-
-/// Lists a server's tools again after it said they changed.
-async fn relist(shared: &Shared, index: usize) {
-    let Some(connection) = lock(&shared.slots)[index].connection.clone() else { return };
-    match connection.list_tools().await {
-        Ok(listed) => {
-            let mut slots = lock(&shared.slots);
-            slots[index].tools = make_tools(&slots, index, &listed, &connection);
-            drop(slots);
-            shared.tools_changed();
-        }
-        Err(error) => {
-            let name = lock(&shared.slots)[index].entry.definition.name.clone();
-            shared.notice(&format!("MCP server \"{name}\" changed its tools, but listing them failed: {error}"));
-        }
-    }
-}
-
-/// The tools of the server in `slots[index]` that its settings take, named clear of the other servers' tools.
-fn make_tools(
-    slots: &[Slot],
-    index: usize,
-    listed: &[rmcp::model::Tool],
-    connection: &Connection,
-) -> Vec<Arc<McpTool>> {
-    let definition = &slots[index].entry.definition;
-    let timeout = Duration::from_millis(definition.timeout_ms);
-    let taken: Vec<&Arc<McpTool>> =
-        slots.iter().enumerate().filter(|(other, _)| *other != index).flat_map(|(_, slot)| &slot.tools).collect();
-    let taken = |name: &str| taken.iter().any(|tool| tool.name() == name);
-    let kept: Vec<&rmcp::model::Tool> = listed.iter().filter(|tool| definition.takes_tool(&tool.name)).collect();
-    let remote: Vec<&str> = kept.iter().map(|tool| tool.name.as_ref()).collect();
-    let names = super::naming::tool_names(&definition.name, &remote, &taken);
-    kept.into_iter()
-        .zip(names)
-        .map(|(tool, name)| Arc::new(McpTool::new(name, &definition.name, tool, timeout, connection.caller())))
-        .collect()
 }

@@ -12,6 +12,7 @@ mod tool;
 
 pub use definition::{DEFAULT_CALL_TIMEOUT_MS, McpDefinition, McpServerDefinition, McpTransport};
 mod http_client;
+mod lifecycle;
 
 pub use config_file::{McpServers, config_paths, load_servers};
 pub use connection::{ClientIdentity, log_path};

@@ -1,6 +1,7 @@
 //! An MCP `tools/call` answer as the agent's tool result: text and images pass through, audio, resources and
 //! links are described in text, structured content is shown as JSON when nothing else says it, and
-//! `isError` makes the call fail with the server's text.
+//! `isError` makes the call fail with the server's text. Text over 20 KB is cut in the middle, as pi cuts it,
+//! and the whole text is kept in a temporary file the model can read.
 
 use serde_json::{Value, json};
 
@@ -29,10 +30,62 @@ pub(super) fn tool_result(server: &str, tool: &str, answer: &Value) -> Result<Ag
         content.push(UserContent::text("(no output)"));
     }
     let mut details = json!({ "server": server, "tool": tool });
+    if let Some((cut, path)) = cut_long_text(&content) {
+        content.retain(|block| !matches!(block, UserContent::Text(_)));
+        content.insert(0, UserContent::text(cut));
+        if let Some(path) = path {
+            details["fullOutputPath"] = Value::String(path.display().to_string());
+        }
+    }
     if let Some(structured) = structured {
         details["structuredContent"] = structured.clone();
     }
     Ok(AgentToolResult { content, details: Some(details) })
+}
+
+/// Text answers longer than this many bytes are cut.
+const MAX_TEXT_BYTES: usize = 20 * 1024;
+/// How much of the start and of the end of a cut text is kept.
+const KEPT_BYTES: usize = 10 * 1024;
+
+/// The text blocks joined, cut to their first and last 10 KB when longer than 20 KB, with the whole text
+/// saved to `$TMPDIR/pi-mcp-<16 hex>.txt` (the path is `None` if it could not be written).
+fn cut_long_text(content: &[UserContent]) -> Option<(String, Option<std::path::PathBuf>)> {
+    let text = texts(content);
+    if text.len() <= MAX_TEXT_BYTES {
+        return None;
+    }
+    let head_end = floor_boundary(&text, KEPT_BYTES);
+    let tail_start = ceil_boundary(&text, text.len() - KEPT_BYTES);
+    let left_out = text[head_end..tail_start].chars().count();
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let path = std::env::temp_dir().join(format!("pi-mcp-{}.txt", &id[..16]));
+    let saved = std::fs::write(&path, &text).is_ok().then_some(path);
+    let mut cut = format!(
+        "Warning: the output was cut (about {} tokens, {} lines)\n\n{}\n[... {left_out} characters left out ...]\n{}",
+        text.len().div_ceil(4),
+        text.lines().count(),
+        &text[..head_end],
+        &text[tail_start..]
+    );
+    if let Some(path) = &saved {
+        cut.push_str(&format!("\n\n[The whole output: {} (read it in parts with offset and limit)]", path.display()));
+    }
+    Some((cut, saved))
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
 }
 
 fn texts(content: &[UserContent]) -> String {
@@ -105,6 +158,22 @@ mod tests {
 
         let only_structured = tool_result("calc", "add", &json!({"content": [], "structuredContent": {"sum": 3}}));
         assert_eq!(text_of(&only_structured.unwrap()), ["{\n  \"sum\": 3\n}"]);
+    }
+
+    #[test]
+    fn long_text_is_cut_in_the_middle_and_kept_whole_in_a_file() {
+        let long = format!("{}{}{}", "a".repeat(15_000), "é".repeat(5_000), "z".repeat(15_000));
+        let answer = json!({"content": [{"type": "text", "text": long}, {"type": "image", "data": "aGk=", "mimeType": "image/png"}]});
+        let result = tool_result("s", "t", &answer).unwrap();
+        let shown = text_of(&result);
+        assert_eq!(shown.len(), 2, "the cut text, then the image");
+        assert!(shown[0].starts_with("Warning: the output was cut") && shown[0].contains(&"a".repeat(10_000)));
+        assert!(shown[0].contains(&"z".repeat(10_000)) && !shown[0].contains("é"), "the middle is left out");
+        assert!(shown[0].contains("[... 14520 characters left out ...]"), "{}", &shown[0][..200]);
+        let path = result.details.unwrap()["fullOutputPath"].as_str().unwrap().to_owned();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), long);
+        std::fs::remove_file(path).unwrap();
+        assert!(shown[1].starts_with("image"));
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! One MCP server tool as an agent tool: named `mcp__<server>__<tool>`, described and typed as the server
 //! says, its calls bounded by the server's timeout and the agent's abort.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use futures_util::future::BoxFuture;
 
 use rmcp::model::Tool;
 use serde_json::Value;
@@ -9,6 +12,9 @@ use serde_json::Value;
 use super::connection::{CallError, ServerCaller};
 use super::result::tool_result;
 use crate::tools::{AgentTool, ToolContext, ToolError, ToolFuture};
+
+/// Gives the server's current caller, starting the server again if it exited (`None`: it cannot be had).
+pub type Reconnect = Arc<dyn Fn() -> BoxFuture<'static, Option<ServerCaller>> + Send + Sync>;
 
 /// A server's tool offered to the model.
 pub struct McpTool {
@@ -20,11 +26,19 @@ pub struct McpTool {
     remote_name: String,
     timeout: Duration,
     caller: ServerCaller,
+    reconnect: Reconnect,
 }
 
 impl McpTool {
     /// `tool` of `server`, offered to the model as `name`.
-    pub(super) fn new(name: String, server: &str, tool: &Tool, timeout: Duration, caller: ServerCaller) -> Self {
+    pub(super) fn new(
+        name: String,
+        server: &str,
+        tool: &Tool,
+        timeout: Duration,
+        caller: ServerCaller,
+        reconnect: Reconnect,
+    ) -> Self {
         let mut parameters = Value::Object(tool.input_schema.as_ref().clone());
         // Some servers leave out `type` (or `properties`) for tools without arguments; providers want both.
         if parameters.get("type").is_none() {
@@ -49,6 +63,7 @@ impl McpTool {
             remote_name: tool.name.to_string(),
             timeout,
             caller,
+            reconnect,
         }
     }
 
@@ -64,8 +79,18 @@ impl McpTool {
 
     async fn run(&self, args: Value, ctx: ToolContext) -> Result<crate::protocol::AgentToolResult, ToolError> {
         let (server, tool) = (&self.server, &self.remote_name);
+        // A server that exited is started again for this call (as pi does); the start counts against the
+        // call's timeout.
+        let call = async {
+            let caller = if self.caller.is_closed() {
+                (self.reconnect)().await.unwrap_or_else(|| self.caller.clone())
+            } else {
+                self.caller.clone()
+            };
+            caller.call(tool, args).await
+        };
         let answer = tokio::select! {
-            answer = self.caller.call(tool, args) => answer,
+            answer = call => answer,
             () = tokio::time::sleep(self.timeout) => {
                 let secs = self.timeout.as_secs_f64();
                 return Err(ToolError::new(format!(
@@ -77,7 +102,7 @@ impl McpTool {
         match answer {
             Ok(answer) => tool_result(server, tool, &answer).map_err(ToolError::new),
             Err(CallError::Closed) => Err(ToolError::new(format!(
-                "MCP server \"{server}\" is not running (it exited or its connection closed), so \"{tool}\" cannot be called; /mcp shows its state"
+                "MCP server \"{server}\" is not running (it exited or its connection closed), so \"{tool}\" got no answer; the next call starts it again, and /mcp shows its state"
             ))),
             Err(CallError::Failed(message)) => {
                 Err(ToolError::new(format!("MCP tool \"{tool}\" of server \"{server}\" failed: {message}")))

@@ -27,13 +27,19 @@ async fn failing_dying_and_slow_servers_never_hang_the_agent() {
     let slow = tool_end(&events, "s1");
     assert_eq!(slow["isError"], true);
     assert!(slow["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("0.5 s"), "{slow}");
-    for id in ["d1", "d2"] {
-        let dead = tool_end(&events, id);
-        assert_eq!(dead["isError"], true, "{dead}");
-        let text = dead["result"]["content"][0]["text"].as_str().unwrap_or_default();
-        assert!(text.contains("\"files\"") && text.contains("not running"), "{text}");
-    }
+    let dead = tool_end(&events, "d1");
+    assert_eq!(dead["isError"], true, "{dead}");
+    let text = dead["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("\"files\"") && text.contains("not running"), "{text}");
+    // The next call starts the server again, as pi does.
+    let again = tool_end(&events, "d2");
+    assert_eq!(again["isError"], false, "{again}");
+    assert_eq!(again["result"]["content"][0]["text"], "anyone?");
     assert_eq!(mock.requests().len(), 4);
+    let log = sandbox.files_log();
+    let calls: Vec<Value> = log_lines(&log).into_iter().filter(|line| line.get("tool").is_some()).collect();
+    assert_eq!(calls.len(), 2, "die, then echo on a new process: {calls:?}");
+    assert_eq!(processes_mentioning(&log.to_string_lossy()), Vec::<u32>::new(), "the restarted server was stopped");
     assert_eq!(processes_mentioning(&slow_log.to_string_lossy()), Vec::<u32>::new(), "the slow server was stopped");
 }
 
