@@ -210,6 +210,8 @@ fn restore_indexes(mut problem: Problem, removed: &BTreeMap<YamlPath, Vec<usize>
 }
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_commands;

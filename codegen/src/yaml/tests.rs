@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::test_support::errors_in;
 use super::*;
 use crate::spec::{BuiltinTool, ExecutionSpec};
 
@@ -13,14 +14,6 @@ tools:
   builtin: [read, bash, edit, write]
   execution: parallel
 ";
-
-fn errors_in(path: &Path, text: &str) -> Vec<String> {
-    match parse_spec(path, text) {
-        Ok(_) => Vec::new(),
-        Err(SpecError::Invalid(list)) => list.iter().map(ToString::to_string).collect(),
-        Err(other) => vec![other.to_string()],
-    }
-}
 
 fn errors(text: &str) -> Vec<String> {
     errors_in(Path::new("agent.yaml"), text)

@@ -3,29 +3,13 @@
 
 use std::path::Path;
 
+use super::test_support::{assert_errors, errors_in};
 use super::*;
 use crate::spec::{InjectMessageSpec, PatternSpec};
-
-fn errors_in(path: &Path, text: &str) -> Vec<String> {
-    match parse_spec(path, text) {
-        Ok(_) => Vec::new(),
-        Err(SpecError::Invalid(list)) => list.iter().map(ToString::to_string).collect(),
-        Err(other) => vec![other.to_string()],
-    }
-}
 
 /// The errors of an agent whose `hooks:` list is `hooks` (its first entry on line 4).
 fn hook_errors(hooks: &str) -> Vec<String> {
     errors_in(Path::new("agent.yaml"), &format!("version: 1\nname: a\nhooks:\n{hooks}"))
-}
-
-/// Asserts the errors are exactly `expected`, in order (each a prefix of the full line).
-fn assert_errors(found: &[String], expected: &[&str]) {
-    let shown = found.join("\n");
-    assert_eq!(found.len(), expected.len(), "{shown}");
-    for (line, want) in found.iter().zip(expected) {
-        assert!(line.starts_with(want), "expected {want}\n in {shown}");
-    }
 }
 
 /// One hook of every kind, with the agent's own tools to match.
