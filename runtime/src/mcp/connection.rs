@@ -122,10 +122,13 @@ impl Connection {
                         process_groups::kill_group(pgid);
                         process_groups::forget(pgid);
                     }
-                    let mut message = format!("it did not complete the MCP handshake: {error}");
-                    if let Some(tail) = log.and_then(|path| log_tail(path, log_start)) {
-                        message.push_str(&format!("; its stderr ended with: {tail}"));
-                    }
+                    // What the server said on its way out explains more than the broken pipe it left.
+                    let message = match log.and_then(|path| log_tail(path, log_start)) {
+                        Some(tail) => {
+                            format!("it stopped before completing the MCP handshake; its stderr ended with: {tail}")
+                        }
+                        None => format!("it did not complete the MCP handshake: {error}"),
+                    };
                     Err(StartError(message))
                 }
             },

@@ -44,3 +44,30 @@ async fn slash_mcp_lists_the_servers_and_their_tools() {
     let log = sandbox.files_log();
     assert_eq!(processes_mentioning(&log.to_string_lossy()), Vec::<u32>::new(), "the server outlived the agent");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rpc_clients_are_told_of_failed_servers_and_can_ask_for_slash_mcp() {
+    let mock = server(json!([{"text": "unused"}])).await;
+    let sandbox = McpSandbox::new(&mock);
+    sandbox.user_servers(json!({"broken": rmcp_stdio_entry(&["--fail-start", "port already taken"])}));
+    let agent_dir = sandbox.sandbox.agent_dir();
+    let agent_dir = agent_dir.to_string_lossy();
+    let env = [("MCPDEMO_AGENT_DIR", agent_dir.as_ref()), ("PATH", sandbox.path.as_str())];
+    let args = [&MODEL_ARGS[..], &["--no-session"]].concat();
+    let mut rpc = sandbox.sandbox.spawn_rpc_env(&agent_binary("mcp"), &args, &env);
+    let is_notice = |line: &Value, text: &str| {
+        line["type"] == "extension_ui_request"
+            && line["method"] == "notify"
+            && line["message"].as_str().is_some_and(|message| message.contains(text))
+    };
+    let failed = rpc.until(|line| is_notice(line, "port already taken")).await;
+    assert_eq!(failed["notifyType"], "warning", "{failed}");
+    rpc.send(json!({"id": "m", "type": "prompt", "message": "/mcp"})).await;
+    let listing = rpc.until(|line| is_notice(line, "broken: failed")).await;
+    let text = listing["message"].as_str().unwrap_or_default();
+    assert!(text.contains("port already taken") && text.contains("docs: disabled"), "{text}");
+    assert!(text.contains("files: connected") || text.contains("files: starting"), "{text}");
+    let (code, _) = rpc.close().await;
+    assert_eq!(code, Some(0));
+    assert!(mock.requests().is_empty(), "/mcp asks the model nothing");
+}
