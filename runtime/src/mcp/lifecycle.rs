@@ -180,8 +180,12 @@ fn make_tools(
     let remote: Vec<&str> = kept.iter().map(|tool| tool.name.as_ref()).collect();
     let names = super::naming::tool_names(&definition.name, &remote, &taken);
     let weak = Arc::downgrade(shared);
-    let reconnect: Reconnect =
-        Arc::new(move || -> BoxFuture<'static, Option<ServerCaller>> { Box::pin(reconnect(weak.clone(), index)) });
+    // The restart runs as a task of its own: a call that gives up (its timeout, an abort) must not leave the
+    // server half started.
+    let reconnect: Reconnect = Arc::new(move || -> BoxFuture<'static, Option<ServerCaller>> {
+        let restart = tokio::spawn(reconnect(weak.clone(), index));
+        Box::pin(async move { restart.await.ok().flatten() })
+    });
     kept.into_iter()
         .zip(names)
         .map(|(tool, name)| {
