@@ -75,6 +75,7 @@ async fn the_yaml_server_s_tools_are_declared_called_and_answered() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_python_sdk_server_from_mcp_json_answers_and_lists_changed_tools() {
     let mock = server(json!({"responses": [
+        {"toolCalls": [{"id": "p0", "name": "mcp__py__add", "arguments": {"a": "twenty", "b": 22}}]},
         {"toolCalls": [{"id": "p1", "name": "mcp__py__add", "arguments": {"a": 20, "b": 22}}]},
         {"toolCalls": [{"id": "p2", "name": "mcp__py__add_tool", "arguments": {"name": "shout"}}]},
         {"text": "Added a tool."},
@@ -89,17 +90,22 @@ async fn a_python_sdk_server_from_mcp_json_answers_and_lists_changed_tools() {
     assert_success(&output);
     assert!(stdout(&output).ends_with("Done with python.\n"), "{}", stdout(&output));
     let requests = mock.requests();
-    assert_eq!(requests.len(), 5, "stderr: {}", stderr(&output));
+    assert_eq!(requests.len(), 6, "stderr: {}", stderr(&output));
     let names = tool_names(&requests[0]);
     assert!(names.iter().any(|name| name == "mcp__py__add"), "{names:?}");
     assert!(!names.iter().any(|name| name.starts_with("mcp__files__")), "files is disabled: {names:?}");
     assert!(!sandbox.files_log().exists(), "a disabled server is never started");
-    assert!(last_tool_result(&requests[1]).contains("42"), "{}", last_tool_result(&requests[1]));
+    // The SDK's schema is checked before the call leaves the agent.
+    let invalid = last_tool_result(&requests[1]);
+    assert!(invalid.contains("Validation failed for tool \"mcp__py__add\"") && invalid.contains("twenty"), "{invalid}");
+    assert!(last_tool_result(&requests[2]).contains("42"), "{}", last_tool_result(&requests[2]));
 
     // After `add_tool` the server announced a new tool: from the next prompt on it is declared and listed,
     // and it answers (a run keeps the tools it started with, as pi's agent loop does).
-    assert!(!tool_names(&requests[2]).iter().any(|name| name == "mcp__py__shout"));
-    assert!(tool_names(&requests[3]).iter().any(|name| name == "mcp__py__shout"), "{:?}", tool_names(&requests[3]));
-    assert!(system_prompt(&requests[3]).contains("- mcp__py__shout"), "the prompt lists the new tool");
-    assert_eq!(last_tool_result(&requests[4]), "shout: hi");
+    assert!(!tool_names(&requests[3]).iter().any(|name| name == "mcp__py__shout"));
+    assert!(tool_names(&requests[4]).iter().any(|name| name == "mcp__py__shout"), "{:?}", tool_names(&requests[4]));
+    assert!(system_prompt(&requests[4]).contains("- mcp__py__shout"), "the prompt lists the new tool");
+    assert_eq!(last_tool_result(&requests[5]), "shout: hi");
+    let calls: Vec<Value> = log_lines(&log).into_iter().filter(|line| line.get("tool").is_some()).collect();
+    assert_eq!(calls.len(), 3, "the invalid call never reached the server: {calls:?}");
 }
