@@ -234,6 +234,8 @@ pub fn main_rs(spec: &AgentSpec, ctx: &LowerContext) -> Result<String, SpecError
 }
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_context;

@@ -2,21 +2,7 @@
 //! the YAML leaves out, `Default::default()` without the section, and the spec's panel names and documented
 //! defaults agreeing with the runtime's.
 
-use std::path::Path;
-
-use super::*;
-use crate::yaml::parse_spec;
-
-/// The text without whitespace, so assertions do not depend on how prettyplease wraps lines.
-fn squash(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
-/// The generated main.rs of the agent `yaml`, squashed.
-fn main_rs_of(yaml: &str) -> String {
-    let spec = parse_spec(Path::new("a.yaml"), yaml).expect("valid");
-    squash(&main_rs(&spec, &LowerContext::new(Path::new("a.yaml"))).expect("generates"))
-}
+use super::test_support::main_rs_of;
 
 const P: &str = "::pi_runtime::panels::";
 
