@@ -114,6 +114,7 @@ impl Turn {
                 details: None,
                 is_error: false,
                 timestamp: 1_760_000_000_000,
+                duration_ms: None,
             }));
         }
         messages.push(AgentMessage::User(UserMessage::text("Now summarize what you changed.")));
@@ -155,6 +156,7 @@ impl Turn {
             details: None,
             is_error: false,
             timestamp: 1_760_000_000_000,
+            duration_ms: None,
         };
         Self { messages, payload, updates, answer, call, result, tool_result }
     }

@@ -61,6 +61,7 @@ fn conversation() -> Vec<AgentMessage> {
                     details: None,
                     is_error: false,
                     timestamp: turn,
+                    duration_ms: None,
                 }),
                 AgentMessage::Assistant(AssistantMessage {
                     content: vec![AssistantContent::text("Fixed: the index was off by one.")],

@@ -80,6 +80,7 @@ fn build(ops: &[Op]) -> (String, Vec<SessionEntry>) {
                 details: None,
                 is_error: false,
                 timestamp: 1,
+                duration_ms: None,
             })),
             Op::Model(model) => session.append_model_change("fuzz", model),
             Op::Thinking(level) => session.append_thinking_level_change(level),

@@ -176,6 +176,10 @@ pub struct AgentLoopConfig {
     /// Rewrites each request body before it is sent (`before_provider_request`).
     pub on_payload: Option<PayloadHook>,
     pub tool_execution: ToolExecutionMode,
+    /// The pi release whose events, message fields and requests the loop reproduces.
+    pub pi_compat: crate::protocol::PiCompat,
+    /// The `user-agent` sent at level 1.5 (`<agent>/<version> (<os>; <arch>)`).
+    pub user_agent: Option<String>,
 }
 
 impl AgentLoopConfig {
@@ -202,6 +206,8 @@ impl AgentLoopConfig {
             after_tool_call: None,
             on_payload: None,
             tool_execution: ToolExecutionMode::default(),
+            pi_compat: crate::protocol::PiCompat::default(),
+            user_agent: None,
         }
     }
 

@@ -54,6 +54,8 @@ pub(crate) async fn stream_assistant_response(
         on_payload: config.on_payload.clone(),
         retry: config.provider_retry,
         thinking_budgets: config.thinking_budgets,
+        pi_compat: config.pi_compat,
+        user_agent: config.user_agent.clone(),
     };
     let mut stream = config.provider.stream(&config.model, &llm_context, options);
 

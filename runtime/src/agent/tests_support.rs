@@ -86,6 +86,7 @@ impl AgentTool for TestTool {
                     Ok(AgentToolResult {
                         content: AgentToolResult::text(args.to_string()).content,
                         details: Some(args),
+                        ..AgentToolResult::default()
                     })
                 }
                 Behaviour::Fail(message) => Err(ToolError::new(message.clone())),

@@ -250,6 +250,7 @@ impl Batch<'_> {
                 result: AgentToolResult {
                     content: overrides.content.unwrap_or(result.content),
                     details: overrides.details.or(result.details),
+                    ..AgentToolResult::default()
                 },
                 is_error: overrides.is_error.unwrap_or(is_error),
             },
@@ -266,6 +267,7 @@ impl Batch<'_> {
             details: finalized.result.details,
             is_error: finalized.is_error,
             timestamp: now_ms(),
+            duration_ms: None,
         };
         self.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(message.clone()) }).await;
         match self.sink.emit_message_end(AgentMessage::ToolResult(message.clone())).await {
@@ -312,7 +314,7 @@ async fn execute(
 
 /// An error result as pi builds it: one text block and empty details.
 fn error_result(text: String) -> AgentToolResult {
-    AgentToolResult { content: vec![UserContent::text(text)], details: Some(json!({})) }
+    AgentToolResult { content: vec![UserContent::text(text)], details: Some(json!({})), ..AgentToolResult::default() }
 }
 
 fn error_outcome(call: &ToolCall, text: String) -> Finalized {

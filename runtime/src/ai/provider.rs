@@ -96,6 +96,10 @@ pub struct StreamOptions {
     pub on_payload: Option<PayloadHook>,
     pub retry: ProviderRetry,
     pub thinking_budgets: ThinkingBudgets,
+    /// The pi release whose requests and message fields to reproduce.
+    pub pi_compat: crate::protocol::PiCompat,
+    /// The `user-agent` header pi 1.5 sends (`<agent>/<version> (<os>; <arch>)`); `None` sends none of ours.
+    pub user_agent: Option<String>,
 }
 
 impl std::fmt::Debug for StreamOptions {
@@ -112,6 +116,8 @@ impl std::fmt::Debug for StreamOptions {
             .field("on_payload", &self.on_payload.is_some())
             .field("retry", &self.retry)
             .field("thinking_budgets", &self.thinking_budgets)
+            .field("pi_compat", &self.pi_compat)
+            .field("user_agent", &self.user_agent)
             .finish()
     }
 }

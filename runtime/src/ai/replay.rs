@@ -152,6 +152,7 @@ fn answer_orphans(out: &mut Vec<Message>, pending: &mut Vec<ToolCall>, answered:
                 details: None,
                 is_error: true,
                 timestamp: now_ms(),
+                duration_ms: None,
             }));
         }
     }
@@ -195,6 +196,7 @@ mod tests {
             details: None,
             is_error: false,
             timestamp: 0,
+            duration_ms: None,
         })
     }
 

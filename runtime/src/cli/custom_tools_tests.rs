@@ -33,7 +33,11 @@ impl AgentTool for Echo {
     }
     fn execute(&self, args: Value, _ctx: ToolContext) -> ToolFuture<'_> {
         Box::pin(async move {
-            Ok(AgentToolResult { content: vec![UserContent::text(format!("echo {args}"))], details: None })
+            Ok(AgentToolResult {
+                content: vec![UserContent::text(format!("echo {args}"))],
+                details: None,
+                ..AgentToolResult::default()
+            })
         })
     }
 }

@@ -44,6 +44,7 @@ fn estimates_are_a_quarter_of_the_characters_rounded_up() {
         details: None,
         is_error: false,
         timestamp: 0,
+        duration_ms: None,
     });
     assert_eq!(estimate_tokens(&result), 1202);
     let bash = AgentMessage::BashExecution(BashExecutionMessage {

@@ -38,6 +38,7 @@ pub fn tool_result(text: impl Into<crate::protocol::SharedText>) -> AgentMessage
         details: None,
         is_error: false,
         timestamp: 0,
+        duration_ms: None,
     })
 }
 

@@ -40,7 +40,7 @@ pub(super) fn tool_result(server: &str, tool: &str, answer: &Value) -> Result<Ag
     if let Some(structured) = structured {
         details["structuredContent"] = structured.clone();
     }
-    Ok(AgentToolResult { content, details: Some(details) })
+    Ok(AgentToolResult { content, details: Some(details), ..AgentToolResult::default() })
 }
 
 /// Text answers longer than this many bytes are cut.

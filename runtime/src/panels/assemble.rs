@@ -142,6 +142,7 @@ fn tool_result(tool_call_id: String, text: String, timestamp: i64) -> Message {
         details: None,
         is_error: false,
         timestamp,
+        duration_ms: None,
     })
 }
 

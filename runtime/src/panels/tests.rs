@@ -39,6 +39,7 @@ fn result(id: &str) -> Message {
         details: None,
         is_error: false,
         timestamp: 6,
+        duration_ms: None,
     })
 }
 

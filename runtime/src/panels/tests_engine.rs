@@ -47,6 +47,7 @@ fn result(id: &str, timestamp: i64) -> AgentMessage {
         details: None,
         is_error: false,
         timestamp,
+        duration_ms: None,
     })
 }
 

@@ -154,14 +154,20 @@ impl AssistantMessageEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentToolResult {
     pub content: Vec<UserContent>,
+    /// Machine-readable output beside the text (pi 1.5: bash's `output`/`exit_code`/..., read's text).
+    #[serde(rename = "structuredContent", default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// Set when the tool reports a failure as a result rather than an error (pi 1.5's bash on a non-zero exit).
+    #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
 }
 
 impl AgentToolResult {
     /// A result with one text block and no details.
     pub fn text(text: impl Into<crate::protocol::SharedText>) -> Self {
-        Self { content: vec![UserContent::text(text)], details: None }
+        Self { content: vec![UserContent::text(text)], ..Self::default() }
     }
 }
 

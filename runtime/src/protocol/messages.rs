@@ -97,6 +97,15 @@ pub struct AssistantMessage {
     pub response_id: Option<super::SharedText>,
     #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// The provider's own stop reason (`tool_calls`, `end_turn`, ...), from pi 1.5 on.
+    #[serde(rename = "rawStopReason", default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
+    /// Milliseconds from the request to the final event, from pi 1.5 on.
+    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The thinking level the message was asked with (`off`, `high`, ...), from pi 1.5 on.
+    #[serde(rename = "thinkingLevel", default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
     /// What kind of failure `error_message` reports, when the provider knew (never serialized:
     /// after a reload the text is classified instead).
     #[serde(skip)]
@@ -155,6 +164,9 @@ pub struct ToolResultMessage {
     pub details: Option<Value>,
     #[serde(rename = "isError")]
     pub is_error: bool,
+    /// Milliseconds the tool ran, from pi 1.5 on.
+    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     pub timestamp: i64,
 }
 

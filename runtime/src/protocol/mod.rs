@@ -3,6 +3,7 @@
 //! JSON field names and tags are pi's (camelCase, `role`, `type`), so a message line from a pi
 //! session file or a pi json-mode line parses and re-serializes to the same JSON.
 
+mod compat;
 mod content;
 mod events;
 pub(crate) mod js_number;
@@ -14,6 +15,7 @@ mod tagged;
 mod tests_wire;
 mod usage;
 
+pub use compat::{InvalidPiCompat, PiCompat};
 pub use content::{AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent};
 pub use events::{
     AgentEvent, AgentSessionEvent, AgentToolResult, AssistantMessageEvent, CompactionReason, DoneReason, ErrorReason,

@@ -17,6 +17,9 @@ pub struct Cost {
     pub cache_write: f64,
     #[serde(with = "js_number")]
     pub total: f64,
+    /// Whether `total` came from the provider's own figure (pi 1.5 reports it; absent at level 0.73).
+    #[serde(rename = "totalFromProvider", default, skip_serializing_if = "Option::is_none")]
+    pub total_from_provider: Option<bool>,
 }
 
 /// Tokens of one response. `input` excludes cache reads; `totalTokens` is the sum of all four.
@@ -28,6 +31,9 @@ pub struct Usage {
     pub cache_read: u64,
     #[serde(rename = "cacheWrite")]
     pub cache_write: u64,
+    /// Reasoning tokens the provider reported (pi 1.5 reports it once usage arrives; absent at level 0.73).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
     #[serde(rename = "totalTokens")]
     pub total_tokens: u64,
     pub cost: Cost,
@@ -48,6 +54,9 @@ pub enum StopReason {
     Error,
     #[serde(rename = "aborted")]
     Aborted,
+    /// A message still streaming (pi 1.5's partial messages; 0.73 shows `stop` until the end).
+    #[serde(rename = "pending")]
+    Pending,
 }
 
 impl StopReason {
@@ -59,6 +68,7 @@ impl StopReason {
             Self::ToolUse => "toolUse",
             Self::Error => "error",
             Self::Aborted => "aborted",
+            Self::Pending => "pending",
         }
     }
 }

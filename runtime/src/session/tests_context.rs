@@ -275,6 +275,7 @@ fn convert_to_llm_keeps_llm_roles_and_turns_the_others_into_user_messages() {
         details: None,
         is_error: false,
         timestamp: 3,
+        duration_ms: None,
     });
     let custom = AgentMessage::Custom(CustomMessage {
         custom_type: "ext".into(),

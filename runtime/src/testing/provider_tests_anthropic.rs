@@ -95,6 +95,7 @@ fn tool_result(id: &str, text: &str) -> Message {
         details: None,
         is_error: false,
         timestamp: 0,
+        duration_ms: None,
     })
 }
 

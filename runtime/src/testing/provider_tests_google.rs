@@ -106,6 +106,7 @@ fn tool_result(id: &str, text: &str, is_error: bool) -> Message {
         details: None,
         is_error,
         timestamp: 0,
+        duration_ms: None,
     })
 }
 

@@ -356,6 +356,7 @@ async fn a_read_then_answer_round_trip_matches_pi() {
         details: None,
         is_error: false,
         timestamp: 0,
+        duration_ms: None,
     }));
     let events = collect(&provider, &model, &context, opts()).await;
     assert_eq!(final_message(&events).text(), "The file says hello.");

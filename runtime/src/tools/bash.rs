@@ -100,6 +100,7 @@ pub(crate) fn command_result(out: &BashOutput, timeout_secs: Option<f64>) -> Res
         _ => Ok(AgentToolResult {
             content: vec![UserContent::text(text)],
             details: details(&out.truncation, out.full_output_path.as_deref()),
+            ..AgentToolResult::default()
         }),
     }
 }
@@ -359,9 +360,13 @@ pub(crate) async fn execute_in_shell(
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::new("Command aborted"));
     }
-    ctx.update(AgentToolResult { content: Vec::new(), details: None });
+    ctx.update(AgentToolResult { content: Vec::new(), details: None, ..AgentToolResult::default() });
     let on_update = |t: &TruncationResult, full: Option<&Path>| {
-        ctx.update(AgentToolResult { content: vec![UserContent::text(t.content.clone())], details: details(t, full) });
+        ctx.update(AgentToolResult {
+            content: vec![UserContent::text(t.content.clone())],
+            details: details(t, full),
+            ..AgentToolResult::default()
+        });
     };
     let command = with_command_prefix(env, &command);
     let shell = ShellCommand::for_env(env)?;

@@ -173,6 +173,7 @@ impl AgentTool for EditTool {
             Ok(AgentToolResult {
                 content: vec![UserContent::text(format!("Successfully replaced {} block(s) in {path}.", edits.len()))],
                 details: Some(details),
+                ..AgentToolResult::default()
             })
         })
     }

@@ -218,7 +218,11 @@ impl Drop for LocalResults<'_> {
 /// pi's output: the sorted lines (`/` restored), the limit notice, the 50 KB cut.
 fn format_results(lines: &[String], limit: usize) -> AgentToolResult {
     if lines.is_empty() {
-        return AgentToolResult { content: vec![UserContent::text("No files found matching pattern")], details: None };
+        return AgentToolResult {
+            content: vec![UserContent::text("No files found matching pattern")],
+            details: None,
+            ..AgentToolResult::default()
+        };
     }
     let mut listing = Listing::new(&lines.join("\n").replace('\0', "/"));
     if lines.len() >= limit {

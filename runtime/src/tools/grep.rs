@@ -123,7 +123,11 @@ pub(crate) fn grep(request: &GrepRequest, stop: &StopFlag) -> Result<AgentToolRe
         return Err(ToolError::new(outcome.errors.join("\n")));
     }
     if outcome.total == 0 {
-        return Ok(AgentToolResult { content: vec![UserContent::text("No matches found")], details: None });
+        return Ok(AgentToolResult {
+            content: vec![UserContent::text("No matches found")],
+            details: None,
+            ..AgentToolResult::default()
+        });
     }
     let mut formatter =
         MatchFormatter { root, is_dir, context: request.context, file_lines: HashMap::new(), lines_truncated: false };

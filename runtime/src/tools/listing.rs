@@ -49,6 +49,7 @@ impl Listing {
         AgentToolResult {
             content: vec![UserContent::text(output)],
             details: (!self.details.is_empty()).then_some(Value::Object(self.details)),
+            ..AgentToolResult::default()
         }
     }
 }

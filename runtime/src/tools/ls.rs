@@ -98,7 +98,11 @@ pub(crate) fn list_directory(dir: &Path, limit: f64) -> Result<AgentToolResult, 
         rows.push(if entry.is_dir() { format!("{name}/") } else { name.clone() });
     }
     if rows.is_empty() {
-        return Ok(AgentToolResult { content: vec![UserContent::text("(empty directory)")], details: None });
+        return Ok(AgentToolResult {
+            content: vec![UserContent::text("(empty directory)")],
+            details: None,
+            ..AgentToolResult::default()
+        });
     }
     let mut listing = Listing::new(&rows.join("\n"));
     if limit_reached {

@@ -141,6 +141,7 @@ fn read_regular_file(
                 UserContent::Image(ImageContent { data: base64_encode(&bytes), mime_type: mime.to_owned() }),
             ],
             details: None,
+            ..AgentToolResult::default()
         });
     }
     // Like pi, an offset of 0 (or none) means the start; fractions are cut toward zero.
@@ -217,7 +218,7 @@ pub(super) fn text_result(
     } else {
         truncation.content
     };
-    Ok(AgentToolResult { content: vec![UserContent::text(output)], details })
+    Ok(AgentToolResult { content: vec![UserContent::text(output)], details, ..AgentToolResult::default() })
 }
 
 /// What `truncate_head` gives for the selected text, built from the pass's counts and kept lines.

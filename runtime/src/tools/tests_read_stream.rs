@@ -59,7 +59,7 @@ fn reference(text: &str, path: &str, offset: Option<f64>, limit: Option<f64>) ->
     } else {
         truncation.content
     };
-    Ok(AgentToolResult { content: vec![UserContent::text(output)], details })
+    Ok(AgentToolResult { content: vec![UserContent::text(output)], details, ..AgentToolResult::default() })
 }
 
 /// The streaming pass over `bytes` through a buffer of `capacity` bytes, as `read_regular_file` runs it.

@@ -72,6 +72,7 @@ fn result(id: &str, content: Vec<UserContent>) -> Message {
         details: None,
         is_error: false,
         timestamp: 0,
+        duration_ms: None,
     })
 }
 

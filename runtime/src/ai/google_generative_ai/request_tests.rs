@@ -57,6 +57,7 @@ fn result(id: &str, content: Vec<UserContent>, is_error: bool) -> Message {
         details: None,
         is_error,
         timestamp: 0,
+        duration_ms: None,
     })
 }
 

@@ -39,6 +39,7 @@ fn tool_result(id: &str, content: Vec<UserContent>) -> Message {
         details: None,
         is_error: false,
         timestamp: 3,
+        duration_ms: None,
     })
 }
 

@@ -55,6 +55,7 @@ fn result(id: &str, content: Vec<UserContent>) -> Message {
         details: None,
         is_error: false,
         timestamp: 2,
+        duration_ms: None,
     })
 }
 
