@@ -37,6 +37,8 @@ pub struct AgentDefinition {
     /// Built-in tools active by default, in order.
     pub tools: Vec<String>,
     pub tool_execution: ToolExecutionMode,
+    /// The pi release the agent reproduces unless `--pi-compat` or the `piCompat` setting says otherwise.
+    pub pi_compat: crate::protocol::PiCompat,
     /// Default provider and model (used when no flag or setting names one).
     pub default_provider: Option<String>,
     pub default_model: Option<String>,
@@ -224,6 +226,7 @@ impl Default for AgentDefinition {
             documentation: None,
             tools: crate::tools::DEFAULT_TOOL_NAMES.iter().map(|s| (*s).to_owned()).collect(),
             tool_execution: ToolExecutionMode::default(),
+            pi_compat: crate::protocol::PiCompat::default(),
             default_provider: None,
             default_model: None,
             compaction: crate::compaction::CompactionSettings::default(),

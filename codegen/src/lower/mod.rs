@@ -15,7 +15,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::error::SpecError;
-use crate::spec::{AgentSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, QueueModeSpec, ThinkingSpec, models_json};
+use crate::spec::{
+    AgentSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, PiCompatSpec, QueueModeSpec, ThinkingSpec, models_json,
+};
 
 pub use hooks::hook_scripts;
 pub use resources::{EmbeddedFiles, EmbeddedSource, embedded_files, referenced_files};
@@ -166,6 +168,10 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
     let session = spec.session.as_ref();
     let session_enabled = session.and_then(|s| s.enabled).unwrap_or(true);
     let session_dir = option_string(session.and_then(|s| s.dir.as_deref()));
+    let pi_compat = match spec.pi_compat {
+        Some(PiCompatSpec::V1_5) => quote!(#runtime::protocol::PiCompat::V1_5),
+        Some(PiCompatSpec::V0_73) | None => quote!(#runtime::protocol::PiCompat::V0_73),
+    };
     let steering_mode = queue_mode(runtime, spec.steering_mode);
     let follow_up_mode = queue_mode(runtime, spec.follow_up_mode);
     Ok(quote! {
@@ -180,6 +186,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             documentation: #documentation,
             tools: vec![#(#tools.to_owned()),*],
             tool_execution: #execution,
+            pi_compat: #pi_compat,
             default_provider: #default_provider,
             default_model: #default_model,
             compaction: #runtime::compaction::CompactionSettings {

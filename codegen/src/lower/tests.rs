@@ -23,6 +23,23 @@ fn main_rs_builds_the_definition() {
     assert!(source.contains("documentation: ::core::option::Option::None"), "{source}");
 }
 
+#[test]
+fn pi_compat_chooses_the_level_and_defaults_to_0_73() {
+    let source_of = |yaml: &str| {
+        let spec = parse_spec(Path::new("a.yaml"), yaml).expect("valid");
+        squash(&main_rs(&spec, &LowerContext::new(Path::new("a.yaml"))).expect("generates"))
+    };
+    let current = source_of("version: 1\nname: a\npi_compat: \"1.5\"\n");
+    assert!(current.contains("pi_compat:::pi_runtime::protocol::PiCompat::V1_5"), "{current}");
+    let unquoted = source_of("version: 1\nname: a\npi_compat: 1.5\n");
+    assert!(unquoted.contains("PiCompat::V1_5"), "{unquoted}");
+    let plain = source_of("version: 1\nname: a\n");
+    assert!(plain.contains("pi_compat:::pi_runtime::protocol::PiCompat::V0_73"), "{plain}");
+    let error = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\npi_compat: \"2\"\n").err().map(|e| e.to_string());
+    let error = error.unwrap_or_default();
+    assert!(error.contains("a.yaml:3:12") && error.ends_with("expected one of: 0.73, 1.5"), "{error}");
+}
+
 /// The text without whitespace, so assertions do not depend on how prettyplease wraps lines.
 fn squash(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()

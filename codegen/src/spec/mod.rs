@@ -2,6 +2,7 @@
 //! these types, so every doc comment here is also the hover text an editor shows.
 
 mod commands;
+mod compat;
 mod context;
 mod hooks;
 mod mcp;
@@ -14,6 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use commands::{BUILTIN_COMMANDS, CommandArgumentSpec, CommandSpec, is_command_name};
+pub use compat::PiCompatSpec;
 pub use context::{BuiltinPanelSpec, CommandPanelSpec, ContextSpec, ContextStrategySpec, DetachSpec, PanelTextsSpec};
 pub use hooks::{
     ExplicitPattern, HOOK_EVENTS, HookActionKind, HookSpec, InjectMessageFields, InjectMessageSpec, PatternSpec,
@@ -98,6 +100,11 @@ pub struct AgentSpec {
     /// files add servers at run time.
     #[serde(default)]
     pub mcp: Option<McpSpec>,
+    /// The pi release whose json and RPC events, session entries, system prompt structure and requests the
+    /// agent reproduces: `"0.73"` (pi 0.73.1, the default) or `"1.5"` (pi 1.5.x, the current pi).
+    /// `--pi-compat` and the `piCompat` setting override it.
+    #[serde(default)]
+    pub pi_compat: Option<PiCompatSpec>,
 }
 
 /// The default model.

@@ -99,8 +99,11 @@ pub fn schema_problems(document: &Value) -> Vec<SchemaProblem> {
 
 /// "`x` is not allowed here", with the closest option or the list of options.
 pub fn not_one_of(instance: Option<&Value>, options: &[Value]) -> String {
-    let options: Vec<String> =
+    // An option allowed both as text and as a number (`"1.5"` and `1.5`) is named once.
+    let mut options: Vec<String> =
         options.iter().map(|option| option.as_str().map_or(option.to_string(), str::to_owned)).collect();
+    let mut seen = std::collections::HashSet::new();
+    options.retain(|option| seen.insert(option.clone()));
     let shown = instance.map(|value| value.as_str().map_or(value.to_string(), str::to_owned)).unwrap_or_default();
     match did_you_mean(&shown, options.iter().map(String::as_str)) {
         Some(suggestion) => format!("`{shown}` is not allowed here; did you mean `{suggestion}`?"),

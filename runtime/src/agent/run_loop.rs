@@ -101,7 +101,7 @@ async fn run_turns(
             new_messages.push(assistant_message.clone());
             if matches!(assistant.stop_reason, StopReason::Error | StopReason::Aborted) {
                 sink.emit(AgentEvent::TurnEnd { message: assistant_message, tool_results: Vec::new() }).await;
-                sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await;
+                sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone(), will_retry: None }).await;
                 return Ok(());
             }
 
@@ -128,7 +128,7 @@ async fn run_turns(
         }
         pending = follow_ups;
     }
-    sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone() }).await;
+    sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone(), will_retry: None }).await;
     Ok(())
 }
 

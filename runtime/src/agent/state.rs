@@ -43,6 +43,10 @@ pub struct AgentOptions {
     pub provider_retry: crate::ai::ProviderRetry,
     /// Thinking-token budgets per level (pi's `thinkingBudgets`).
     pub thinking_budgets: crate::ai::ThinkingBudgets,
+    /// The pi release whose events, message fields and requests the agent reproduces.
+    pub pi_compat: crate::protocol::PiCompat,
+    /// The `user-agent` requests carry at level 1.5.
+    pub user_agent: Option<String>,
 }
 
 impl AgentOptions {
@@ -72,6 +76,8 @@ impl AgentOptions {
             idle_timeout: None,
             provider_retry: crate::ai::ProviderRetry::default(),
             thinking_budgets: crate::ai::ThinkingBudgets::default(),
+            pi_compat: crate::protocol::PiCompat::default(),
+            user_agent: None,
         }
     }
 }

@@ -125,6 +125,11 @@ impl Agent {
     }
 
     /// A snapshot of the state.
+    /// The pi release whose events and message fields the agent reproduces.
+    pub fn pi_compat(&self) -> crate::protocol::PiCompat {
+        lock(&self.inner.settings).pi_compat
+    }
+
     pub fn state(&self) -> AgentState {
         lock(&self.inner.state).clone()
     }
@@ -395,6 +400,8 @@ impl Agent {
             after_tool_call: options.after_tool_call.clone(),
             on_payload: options.on_payload.clone(),
             tool_execution: options.tool_execution,
+            pi_compat: options.pi_compat,
+            user_agent: options.user_agent.clone(),
             ..AgentLoopConfig::new(model, options.provider.clone())
         }
     }
@@ -417,7 +424,7 @@ impl Agent {
             state.messages.push(failure.clone());
             state.error = Some(error);
         }
-        sink.emit(AgentEvent::AgentEnd { messages: vec![failure] }).await;
+        sink.emit(AgentEvent::AgentEnd { messages: vec![failure], will_retry: None }).await;
     }
 }
 

@@ -57,7 +57,16 @@ pub(crate) async fn stream_assistant_response(
         pi_compat: config.pi_compat,
         user_agent: config.user_agent.clone(),
     };
+    let requested = std::time::Instant::now();
     let mut stream = config.provider.stream(&config.model, &llm_context, options);
+    let finish = |mut message: AssistantMessage, started: bool| {
+        if config.pi_compat.is_v1_5() {
+            message.duration_ms = Some(u64::try_from(requested.elapsed().as_millis()).unwrap_or(u64::MAX));
+            let level = config.reasoning.map_or("off", |level| level.as_str());
+            message.thinking_level = Some(level.to_owned());
+        }
+        finish(message, started, sink)
+    };
 
     let mut started = false;
     let mut last_partial: Option<AssistantMessage> = None;
@@ -69,7 +78,7 @@ pub(crate) async fn stream_assistant_response(
                 last_partial = Some(partial);
             }
             AssistantMessageEvent::Done { message, .. } | AssistantMessageEvent::Error { error: message, .. } => {
-                return Ok(finish(message, started, sink).await);
+                return Ok(finish(message, started).await);
             }
             update => {
                 // Updates before `start` have no message to update, as in pi.
@@ -86,7 +95,7 @@ pub(crate) async fn stream_assistant_response(
     let mut message = last_partial.unwrap_or_else(|| empty_assistant_message(&config.model));
     message.stop_reason = if cancel.is_cancelled() { StopReason::Aborted } else { StopReason::Error };
     message.error_message = Some(STREAM_ENDED_EARLY.to_owned());
-    Ok(finish(message, started, sink).await)
+    Ok(finish(message, started).await)
 }
 
 async fn finish(message: AssistantMessage, started: bool, sink: &dyn AgentEventSink) -> AssistantMessage {

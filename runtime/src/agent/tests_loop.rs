@@ -49,7 +49,7 @@ async fn a_text_answer_has_pi_event_order() {
             "agent_end"
         ]
     );
-    let Some(AgentEvent::AgentEnd { messages }) = recorder.events().pop() else { panic!("no agent_end") };
+    let Some(AgentEvent::AgentEnd { messages, .. }) = recorder.events().pop() else { panic!("no agent_end") };
     let roles: Vec<&str> = messages.iter().map(AgentMessage::role).collect();
     assert_eq!(roles, ["user", "assistant"]);
     assert_eq!(agent.messages().len(), 2);

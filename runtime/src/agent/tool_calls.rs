@@ -3,6 +3,7 @@
 //! `after_tool_call`, and the skipping of calls once a steering message is queued.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures_util::future::join_all;
 use serde_json::{Value, json};
@@ -13,7 +14,8 @@ use super::config::{AfterToolCallContext, AgentContext, AgentEventSink, AgentLoo
 use super::validation::validate_tool_arguments;
 use crate::definition::ToolExecutionMode;
 use crate::protocol::{
-    AgentEvent, AgentMessage, AgentToolResult, AssistantMessage, ToolCall, ToolResultMessage, UserContent, now_ms,
+    AgentEvent, AgentMessage, AgentToolResult, AssistantMessage, PiCompat, ToolCall, ToolResultMessage, UserContent,
+    now_ms,
 };
 use crate::tools::{AgentTool, ToolContext};
 
@@ -35,6 +37,10 @@ struct Finalized {
     tool_call: ToolCall,
     result: AgentToolResult,
     is_error: bool,
+    /// When the call's preparation began (its `tool_execution_start`).
+    started: Instant,
+    /// How long the call took, stamped at its `tool_execution_end` from level 1.5 on.
+    duration_ms: Option<u64>,
 }
 
 /// A call that passed preflight and will run.
@@ -42,6 +48,7 @@ struct PreparedCall {
     tool_call: ToolCall,
     tool: Arc<dyn AgentTool>,
     args: Value,
+    started: Instant,
 }
 
 enum Preparation {
@@ -88,8 +95,8 @@ impl Batch<'_> {
         for (index, call) in calls.iter().enumerate() {
             self.emit(start_event(call)).await;
             let finalized = match self.prepare(call).await {
-                Preparation::Immediate(finalized) => {
-                    self.emit(end_event(&finalized)).await;
+                Preparation::Immediate(mut finalized) => {
+                    self.emit(self.end_event(&mut finalized)).await;
                     finalized
                 }
                 Preparation::Prepared(prepared) => match self.run_prepared(vec![prepared]).await.pop() {
@@ -117,8 +124,8 @@ impl Batch<'_> {
         for (index, call) in calls.iter().enumerate() {
             self.emit(start_event(call)).await;
             match self.prepare(call).await {
-                Preparation::Immediate(finalized) => {
-                    self.emit(end_event(&finalized)).await;
+                Preparation::Immediate(mut finalized) => {
+                    self.emit(self.end_event(&mut finalized)).await;
                     slots.push(Slot::Done(finalized));
                 }
                 Preparation::Prepared(prepared) => slots.push(Slot::Pending(prepared)),
@@ -131,8 +138,9 @@ impl Batch<'_> {
                     finalized_calls.push(match slot {
                         Slot::Done(finalized) => finalized,
                         Slot::Pending(prepared) => {
-                            let finalized = skipped_outcome(&prepared.tool_call);
-                            self.emit(end_event(&finalized)).await;
+                            let mut finalized = skipped_outcome(&prepared.tool_call);
+                            finalized.started = prepared.started;
+                            self.emit(self.end_event(&mut finalized)).await;
                             finalized
                         }
                     });
@@ -170,13 +178,28 @@ impl Batch<'_> {
     /// A call that never started: its start and end events, with the skipped outcome.
     async fn skip_unstarted(&self, call: &ToolCall) -> Finalized {
         self.emit(start_event(call)).await;
-        let finalized = skipped_outcome(call);
-        self.emit(end_event(&finalized)).await;
+        let mut finalized = skipped_outcome(call);
+        self.emit(self.end_event(&mut finalized)).await;
         finalized
+    }
+
+    /// The call's `tool_execution_end`; from level 1.5 on it also stamps the call's duration.
+    fn end_event(&self, finalized: &mut Finalized) -> AgentEvent {
+        if self.config.pi_compat.is_v1_5() {
+            finalized.duration_ms = Some(u64::try_from(finalized.started.elapsed().as_millis()).unwrap_or(u64::MAX));
+        }
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id: finalized.tool_call.id.clone(),
+            tool_name: finalized.tool_call.name.clone(),
+            result: finalized.result.clone(),
+            is_error: finalized.is_error,
+            duration_ms: finalized.duration_ms,
+        }
     }
 
     /// Lookup, argument preparation and validation, then `before_tool_call`.
     async fn prepare(&self, call: &ToolCall) -> Preparation {
+        let started = Instant::now();
         let Some(tool) = self.context.tools.iter().find(|tool| tool.name() == call.name) else {
             return Preparation::Immediate(error_outcome(call, format!("Tool {} not found", call.name)));
         };
@@ -200,7 +223,7 @@ impl Batch<'_> {
                 Err(error) => return Preparation::Immediate(error_outcome(call, error.message)),
             }
         }
-        Preparation::Prepared(PreparedCall { tool_call: call.clone(), tool: tool.clone(), args })
+        Preparation::Prepared(PreparedCall { tool_call: call.clone(), tool: tool.clone(), args, started })
     }
 
     /// Runs prepared calls concurrently. Each call's `tool_execution_update` and `tool_execution_end`
@@ -212,8 +235,9 @@ impl Batch<'_> {
             let events_tx = events_tx.clone();
             async move {
                 let (result, is_error) = execute(&call, self.cancel, &events_tx).await;
-                let finalized = self.finalize(call, result, is_error).await;
-                let _ = events_tx.send(end_event(&finalized));
+                let (result, is_error) = at_level(result, is_error, self.config.pi_compat);
+                let mut finalized = self.finalize(call, result, is_error).await;
+                let _ = events_tx.send(self.end_event(&mut finalized));
                 finalized
             }
         });
@@ -234,8 +258,9 @@ impl Batch<'_> {
 
     /// Applies `after_tool_call`: each field it returns replaces the tool's; a failing hook makes an error.
     async fn finalize(&self, call: PreparedCall, result: AgentToolResult, is_error: bool) -> Finalized {
+        let started = call.started;
         let Some(after) = &self.config.after_tool_call else {
-            return Finalized { tool_call: call.tool_call, result, is_error };
+            return Finalized { tool_call: call.tool_call, result, is_error, started, duration_ms: None };
         };
         let hook_context = AfterToolCallContext {
             assistant_message: self.assistant.clone(),
@@ -253,9 +278,17 @@ impl Batch<'_> {
                     ..AgentToolResult::default()
                 },
                 is_error: overrides.is_error.unwrap_or(is_error),
+                started,
+                duration_ms: None,
             },
-            Ok(None) => Finalized { tool_call: call.tool_call, result, is_error },
-            Err(error) => Finalized { tool_call: call.tool_call, result: error_result(error.message), is_error: true },
+            Ok(None) => Finalized { tool_call: call.tool_call, result, is_error, started, duration_ms: None },
+            Err(error) => Finalized {
+                tool_call: call.tool_call,
+                result: error_result(error.message),
+                is_error: true,
+                started,
+                duration_ms: None,
+            },
         }
     }
 
@@ -267,7 +300,7 @@ impl Batch<'_> {
             details: finalized.result.details,
             is_error: finalized.is_error,
             timestamp: now_ms(),
-            duration_ms: None,
+            duration_ms: finalized.duration_ms,
         };
         self.emit(AgentEvent::MessageStart { message: AgentMessage::ToolResult(message.clone()) }).await;
         match self.sink.emit_message_end(AgentMessage::ToolResult(message.clone())).await {
@@ -307,9 +340,34 @@ async fn execute(
         })),
     };
     match call.tool.execute(call.args.clone(), context).await {
-        Ok(result) => (result, false),
+        Ok(result) => {
+            let failed = result.is_error == Some(true);
+            (result, failed)
+        }
         Err(error) => (error_result(error.message), true),
     }
+}
+
+/// A tool's result in the shape of `level`. pi 0.73 has no `structuredContent` and no failing results: a
+/// result flagged `isError` (pi 1.5's bash on a non-zero exit) becomes the plain error 0.73 reports.
+fn at_level(mut result: AgentToolResult, is_error: bool, level: PiCompat) -> (AgentToolResult, bool) {
+    if level.is_v1_5() {
+        return (result, is_error);
+    }
+    if result.is_error.take() == Some(true) {
+        let text = result
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                UserContent::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        return (error_result(text), true);
+    }
+    result.structured_content = None;
+    (result, is_error)
 }
 
 /// An error result as pi builds it: one text block and empty details.
@@ -318,7 +376,13 @@ fn error_result(text: String) -> AgentToolResult {
 }
 
 fn error_outcome(call: &ToolCall, text: String) -> Finalized {
-    Finalized { tool_call: call.clone(), result: error_result(text), is_error: true }
+    Finalized {
+        tool_call: call.clone(),
+        result: error_result(text),
+        is_error: true,
+        started: Instant::now(),
+        duration_ms: None,
+    }
 }
 
 fn skipped_outcome(call: &ToolCall) -> Finalized {
@@ -330,14 +394,5 @@ fn start_event(call: &ToolCall) -> AgentEvent {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         args: call.arguments.clone(),
-    }
-}
-
-fn end_event(finalized: &Finalized) -> AgentEvent {
-    AgentEvent::ToolExecutionEnd {
-        tool_call_id: finalized.tool_call.id.clone(),
-        tool_name: finalized.tool_call.name.clone(),
-        result: finalized.result.clone(),
-        is_error: finalized.is_error,
     }
 }

@@ -137,10 +137,38 @@ impl RetryState {
         RetryDecision::Retry { event, delay }
     }
 
+    /// Whether [`RetryState::after_run`] would retry after a run that ended with `last` (pi 1.5 says so in
+    /// `agent_end.willRetry`).
+    pub fn will_retry(
+        &self,
+        settings: &RetrySettings,
+        last: Option<&AssistantMessage>,
+        context_window: Option<u64>,
+    ) -> bool {
+        settings.enabled
+            && self.attempt < settings.max_retries
+            && last.is_some_and(|message| is_retryable_error(message, context_window))
+    }
+
     /// The wait was cancelled: the streak ends with `"Retry cancelled"`.
     pub fn cancelled(&mut self) -> SessionOnlyEvent {
         let attempt = std::mem::take(&mut self.attempt);
         SessionOnlyEvent::AutoRetryEnd { success: false, attempt, final_error: Some("Retry cancelled".to_owned()) }
+    }
+}
+
+/// What a run's auto-retry will do next, for whoever reports a run's end before the retry decision.
+#[derive(Clone)]
+pub struct RetryProbe {
+    pub settings: RetrySettings,
+    pub context_window: Option<u64>,
+    pub state: Arc<Mutex<RetryState>>,
+}
+
+impl RetryProbe {
+    /// Whether a run that ended with `last` will be retried.
+    pub fn will_retry(&self, last: Option<&AssistantMessage>) -> bool {
+        lock(&self.state).will_retry(&self.settings, last, self.context_window)
     }
 }
 
@@ -161,7 +189,24 @@ pub async fn run_with_auto_retry<F>(
 where
     F: Future<Output = Result<(), AgentError>>,
 {
-    let state = Arc::new(Mutex::new(RetryState::default()));
+    let probe = RetryProbe { settings, context_window, state: Arc::default() };
+    run_with_auto_retry_probed(agent, &probe, emit, cancel, start).await
+}
+
+/// [`run_with_auto_retry`] keeping its retry counter in `probe`, so others can ask what comes next.
+pub async fn run_with_auto_retry_probed<F>(
+    agent: &Agent,
+    probe: &RetryProbe,
+    emit: SessionEventSink,
+    cancel: &CancellationToken,
+    start: F,
+) -> Result<(), AgentError>
+where
+    F: Future<Output = Result<(), AgentError>>,
+{
+    let (settings, context_window) = (probe.settings, probe.context_window);
+    let state = probe.state.clone();
+    *lock(&state) = RetryState::default();
     let _listener = agent.subscribe({
         let (state, emit) = (state.clone(), emit.clone());
         move |event: &AgentEvent| {

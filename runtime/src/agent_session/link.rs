@@ -53,6 +53,8 @@ pub(super) struct SessionLink {
     /// Signalled when something is deferred while the agent is idle, so a mode that waits for input can run
     /// it (see [`super::AgentSession::deferred_ready`]).
     pub wake: tokio::sync::Notify,
+    /// The running prompt's auto-retry, while one runs (pi 1.5's `agent_end.willRetry` asks it).
+    pub retry_probe: Mutex<Option<super::auto_retry::RetryProbe>>,
 }
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -104,7 +106,15 @@ impl SessionLink {
                 self.replace_last_message(&message);
                 AgentEvent::MessageEnd { message }
             }
-            None => event.clone(),
+            None => match event {
+                AgentEvent::AgentEnd { messages, .. } if self.agent.pi_compat().is_v1_5() => {
+                    let last = messages.iter().rev().find_map(AgentMessage::as_assistant);
+                    let probe = lock(&self.retry_probe).clone();
+                    let will_retry = probe.is_some_and(|probe| probe.will_retry(last));
+                    AgentEvent::AgentEnd { messages: messages.clone(), will_retry: Some(will_retry) }
+                }
+                _ => event.clone(),
+            },
         };
         self.notify(&event);
         if let AgentEvent::MessageEnd { message } = &event
@@ -152,7 +162,7 @@ async fn forward(runner: &ExtensionRunner, event: &AgentEvent, turn_index: &Atom
             turn_index.store(0, Ordering::Relaxed);
             runner.emit_agent_start(&AgentStartEvent {}).await;
         }
-        AgentEvent::AgentEnd { messages } => {
+        AgentEvent::AgentEnd { messages, .. } => {
             if runner.has_handlers(EventKind::AgentEnd) {
                 runner.emit_agent_end(&AgentEndEvent { messages: messages.clone() }).await;
             }
@@ -209,7 +219,7 @@ async fn forward(runner: &ExtensionRunner, event: &AgentEvent, turn_index: &Atom
                 runner.emit_tool_execution_update(&event).await;
             }
         }
-        AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error } => {
+        AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error, .. } => {
             if runner.has_handlers(EventKind::ToolExecutionEnd) {
                 let event = ToolExecutionEndEvent {
                     tool_call_id: tool_call_id.clone(),

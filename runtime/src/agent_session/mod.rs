@@ -24,7 +24,10 @@ mod tests_session;
 #[cfg(test)]
 mod tests_retry;
 
-pub use auto_retry::{RetryDecision, RetrySettings, RetryState, SessionEventSink, run_with_auto_retry};
+pub use auto_retry::{
+    RetryDecision, RetryProbe, RetrySettings, RetryState, SessionEventSink, run_with_auto_retry,
+    run_with_auto_retry_probed,
+};
 pub use controls::{ContextUsage, SessionNameError, SessionStats, TokenTotals};
 pub use dynamic_tools::{DynamicTools, PromptGate, PromptGateFn};
 pub use link::SessionListener;

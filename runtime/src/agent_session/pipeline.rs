@@ -10,7 +10,7 @@ use super::AgentSession;
 use super::link::{Deferred, SessionLink, lock};
 use crate::agent::{AgentError, PromptInput};
 use crate::extension::{EventKind, InputAction, InputSource};
-use crate::protocol::ImageContent;
+use crate::protocol::{AgentMessage, ImageContent, SessionOnlyEvent, StopReason};
 
 /// What to do with a prompt that arrives while the agent is streaming.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,9 +125,20 @@ impl AgentSession {
     }
 
     /// The run itself: with auto-retry, then the after-run compaction check.
+    /// At level 1.5 the session then reports `agent_settled`, once nothing more follows on its own.
     async fn run_and_check(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
-        self.run_with_retry(self.agent.prompt(input)).await?;
-        self.check_compaction_after_run().await
+        let outcome = match self.run_with_retry(self.agent.prompt(input)).await {
+            Ok(()) => self.check_compaction_after_run().await,
+            Err(error) => Err(error),
+        };
+        if self.agent.pi_compat().is_v1_5() {
+            let last = self.agent.messages().into_iter().rev().find_map(|message| match message {
+                AgentMessage::Assistant(assistant) => Some(assistant.stop_reason),
+                _ => None,
+            });
+            (self.emit)(&SessionOnlyEvent::AgentSettled { aborted: last == Some(StopReason::Aborted) });
+        }
+        outcome
     }
 
     /// Runs `/name args` when an extension registered `name`; returns whether it did.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio_util::sync::CancellationToken;
 
-use super::auto_retry::{RetrySettings, SessionEventSink, run_with_auto_retry};
+use super::auto_retry::{RetryProbe, RetrySettings, SessionEventSink, run_with_auto_retry_probed};
 use super::link::{SessionLink, SessionListener, ToolState, event_processor};
 use crate::agent::{Agent, AgentError, Subscription};
 use crate::ai::{Model, ProviderRegistry};
@@ -153,6 +153,7 @@ impl AgentSession {
             emit: emit.clone(),
             context_report: Mutex::new(None),
             wake: tokio::sync::Notify::new(),
+            retry_probe: Mutex::new(None),
         });
         if !runner.tools().is_empty() {
             link.activate_tools(&active);
@@ -305,9 +306,13 @@ impl AgentSession {
     where
         F: Future<Output = Result<(), AgentError>>,
     {
-        let window = self.agent.state().model.map(|model| model.context_window);
+        let context_window = self.agent.state().model.map(|model| model.context_window);
         let cancel = self.cancel_token();
-        run_with_auto_retry(&self.agent, self.settings().retry, window, self.emit.clone(), &cancel, start).await
+        let probe = RetryProbe { settings: self.settings().retry, context_window, state: Arc::default() };
+        *lock(&self.link.retry_probe) = Some(probe.clone());
+        let outcome = run_with_auto_retry_probed(&self.agent, &probe, self.emit.clone(), &cancel, start).await;
+        *lock(&self.link.retry_probe) = None;
+        outcome
     }
 
     /// When the latest compaction on the current branch happened (ms; 0 when there is none).

@@ -80,6 +80,10 @@ pub struct CliArgs {
     /// Disable all tools
     #[arg(long = "no-tools")]
     pub no_tools: bool,
+    /// Reproduce this pi release's events, session entries, system prompt and requests: 0.73 or 1.5
+    /// (default: the agent's own, or the piCompat setting)
+    #[arg(long = "pi-compat", value_name = "0.73|1.5")]
+    pub pi_compat: Option<crate::protocol::PiCompat>,
     /// Disable MCP: no servers start and no MCP tools
     #[arg(long = "no-mcp")]
     pub no_mcp: bool,

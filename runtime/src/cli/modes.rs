@@ -15,7 +15,7 @@ use super::signals::{SETTLE_TIMEOUT, StopSignals};
 use super::yaml_commands::{YamlCommandOutcome, notify_request, run_command_definition, session_yaml_command};
 use crate::agent_session::{AgentSession, PromptOptions, SessionEventSink, SessionExtras};
 use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
-use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, SessionOnlyEvent, StopReason};
+use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, SessionOnlyEvent, StopReason, WireEvent};
 use crate::session::SessionHeader;
 use std::time::Duration;
 
@@ -35,10 +35,11 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
         eprintln!("Warning: extension {} failed on {}: {}", error.extension_path, error.event, error.error);
     }));
     let (commands, tool_env) = (prepared.resources.commands.clone(), prepared.tool_env.clone());
+    let level = prepared.pi_compat;
     let session = open_session(prepared, emit).await?;
     let agent = session.agent();
     if json {
-        session.subscribe(|event: &AgentEvent| write_json(event));
+        session.subscribe(move |event: &AgentEvent| write_json(&WireEvent::new(event, level)));
     }
     let runner = session.extensions();
     let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };

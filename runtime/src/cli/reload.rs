@@ -59,7 +59,8 @@ impl Reloader {
         let mut warnings: Vec<String> = problems.iter().map(ToString::to_string).collect();
         let (resources, resource_warnings) = collect_resources(definition, args, &self.agent_dir, &self.cwd, &settings);
         warnings.extend(resource_warnings);
-        let prompt_builder = prompt_builder(definition, args, &self.agent_dir, &self.cwd, &resources)?;
+        let pi_compat = args.pi_compat.unwrap_or(super::RunDefaults::new(definition, &settings).0.pi_compat);
+        let prompt_builder = prompt_builder(definition, args, &self.agent_dir, &self.cwd, &resources, pi_compat)?;
         let models =
             ModelCatalog::load(definition, &self.agent_dir, args.api_key.as_deref(), self.key_provider.as_deref())?
                 .with_scope(&super::model_scope::scope_patterns(args.models.as_deref(), &settings));

@@ -1,7 +1,7 @@
 //! The agent's run-wide defaults after settings.json: the thinking level used when no flag, model suffix
 //! or session names one (settings `defaultThinkingLevel`, else the YAML's, else pi's medium) and the
-//! queue modes (settings `steeringMode` / `followUpMode`, else the YAML's). Invalid settings values are
-//! reported and ignored.
+//! queue modes (settings `steeringMode` / `followUpMode`, else the YAML's) and the pi compatibility level
+//! (settings `piCompat`, else the YAML's `pi_compat`). Invalid settings values are reported and ignored.
 
 use serde_json::Value;
 
@@ -9,6 +9,7 @@ use super::settings::Settings;
 use crate::AgentDefinition;
 use crate::agent::QueueMode;
 use crate::ai::ThinkingLevel;
+use crate::protocol::PiCompat;
 
 /// pi's thinking level when nothing sets one (clamped to what the model supports).
 pub const DEFAULT_THINKING_LEVEL: ThinkingLevel = ThinkingLevel::Medium;
@@ -19,6 +20,8 @@ pub struct RunDefaults {
     pub thinking: ThinkingLevel,
     pub steering_mode: QueueMode,
     pub follow_up_mode: QueueMode,
+    /// The pi release reproduced unless `--pi-compat` names one.
+    pub pi_compat: PiCompat,
 }
 
 impl RunDefaults {
@@ -34,7 +37,9 @@ impl RunDefaults {
             .unwrap_or(definition.steering_mode);
         let follow_up_mode = setting(settings, "followUpMode", "one-at-a-time or all", &mut warnings)
             .unwrap_or(definition.follow_up_mode);
-        (Self { thinking, steering_mode, follow_up_mode }, warnings)
+        let pi_compat =
+            setting(settings, "piCompat", "\"0.73\" or \"1.5\"", &mut warnings).unwrap_or(definition.pi_compat);
+        (Self { thinking, steering_mode, follow_up_mode, pi_compat }, warnings)
     }
 }
 
@@ -88,12 +93,18 @@ mod tests {
         let (run, _) = defaults(&yaml, json!({}));
         assert_eq!(
             run,
-            RunDefaults { thinking: ThinkingLevel::Low, steering_mode: QueueMode::All, follow_up_mode: QueueMode::All }
+            RunDefaults {
+                thinking: ThinkingLevel::Low,
+                steering_mode: QueueMode::All,
+                follow_up_mode: QueueMode::All,
+                pi_compat: PiCompat::V0_73
+            }
         );
 
         let (run, warnings) = defaults(
             &yaml,
-            json!({"defaultThinkingLevel": "high", "steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time"}),
+            json!({"defaultThinkingLevel": "high", "steeringMode": "one-at-a-time", "followUpMode": "one-at-a-time",
+                "piCompat": "1.5"}),
         );
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(
@@ -101,9 +112,13 @@ mod tests {
             RunDefaults {
                 thinking: ThinkingLevel::High,
                 steering_mode: QueueMode::OneAtATime,
-                follow_up_mode: QueueMode::OneAtATime
+                follow_up_mode: QueueMode::OneAtATime,
+                pi_compat: PiCompat::V1_5
             }
         );
+        let current = AgentDefinition { pi_compat: PiCompat::V1_5, ..AgentDefinition::default() };
+        assert_eq!(defaults(&current, json!({})).0.pi_compat, PiCompat::V1_5);
+        assert_eq!(defaults(&current, json!({"piCompat": "0.73"})).0.pi_compat, PiCompat::V0_73);
     }
 
     #[test]
@@ -113,11 +128,15 @@ mod tests {
             follow_up_mode: QueueMode::All,
             ..AgentDefinition::default()
         };
-        let (run, warnings) =
-            defaults(&yaml, json!({"defaultThinkingLevel": "max", "steeringMode": 3, "followUpMode": "some"}));
+        let (run, warnings) = defaults(
+            &yaml,
+            json!({"defaultThinkingLevel": "max", "steeringMode": 3, "followUpMode": "some", "piCompat": "2"}),
+        );
         assert_eq!(run.thinking, ThinkingLevel::Minimal);
         assert_eq!((run.steering_mode, run.follow_up_mode), (QueueMode::OneAtATime, QueueMode::All));
-        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert_eq!(run.pi_compat, PiCompat::V0_73);
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        assert!(warnings[3].contains("piCompat") && warnings[3].contains("\"1.5\""), "{warnings:?}");
         assert!(warnings[0].contains("defaultThinkingLevel") && warnings[0].contains("\"max\""), "{warnings:?}");
         assert!(warnings[1].contains("steeringMode") && warnings[1].contains('3'), "{warnings:?}");
         assert!(warnings[2].contains("followUpMode") && warnings[2].contains("one-at-a-time or all"), "{warnings:?}");

@@ -36,6 +36,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("defaultThinkingLevel", Kind::Text),
     ("steeringMode", Kind::Text),
     ("followUpMode", Kind::Text),
+    ("piCompat", Kind::Text),
     ("shellPath", Kind::Text),
     ("shellCommandPrefix", Kind::Text),
     ("theme", Kind::Text),

@@ -19,6 +19,7 @@ use crate::ai::{Model, ProviderRegistry, ProviderRetry, default_registry};
 use crate::extension::{ExtensionContext, ExtensionRunner, Extensions, declarative::hook_extensions};
 use crate::panels::{PanelsExtension, library_entries};
 use crate::prompt::{SystemPromptBuilder, SystemPromptOptions, load_context_files};
+use crate::protocol::PiCompat;
 use crate::session::{SessionManager, coding_agent_convert_to_llm};
 use crate::tools::{AgentTool, ToolEnvironment};
 
@@ -48,6 +49,8 @@ pub struct Prepared {
     pub tool_env: ToolEnvironment,
     /// The MCP servers (already starting), if the run has any.
     pub mcp: Option<super::mcp::McpRun>,
+    /// The pi release this run reproduces (`--pi-compat`, else settings `piCompat`, else the YAML's).
+    pub pi_compat: PiCompat,
 }
 
 /// Resolves everything from files, environment and flags, in the current directory.
@@ -77,7 +80,9 @@ pub(super) fn prepare_in(
         eprintln!("Warning: {problem}");
     }
     let (defaults, warnings) = RunDefaults::new(definition, &settings);
-    let environment = tool_environment(cwd, agent_dir, &settings);
+    let pi_compat = args.pi_compat.unwrap_or(defaults.pi_compat);
+    let mut environment = tool_environment(cwd, agent_dir, &settings);
+    environment.pi_compat = pi_compat;
     // Startup errors in the agent's own tools come before anything is written.
     let custom_tools = build_custom_tools(definition, rust_tools, &environment)?;
     let (tools, tool_warnings) = select_tools(definition, args, &environment, custom_tools);
@@ -108,7 +113,7 @@ pub(super) fn prepare_in(
     if let Some(mut core) = panels.as_ref().and_then(|core| core.try_lock().ok()) {
         core.library = library_entries(&resources.skills, &resources.templates, &resources.commands);
     }
-    let prompt = prompt_builder(definition, args, agent_dir, cwd, &resources)?;
+    let prompt = prompt_builder(definition, args, agent_dir, cwd, &resources, pi_compat)?;
     let system_prompt = prompt.build(&tools);
     let agent = Agent::new(AgentOptions {
         model: Some(resolved.model),
@@ -125,6 +130,8 @@ pub(super) fn prepare_in(
         provider_retry: provider_retry(settings.value("retry")),
         thinking_budgets: crate::ai::ThinkingBudgets::from_settings(settings.value("thinkingBudgets")),
         convert_to_llm: Some(coding_agent_convert_to_llm()),
+        pi_compat,
+        user_agent: pi_compat.is_v1_5().then(|| user_agent(definition)),
         ..AgentOptions::new(registry.clone())
     });
     let session_settings = session_settings(definition, &settings);
@@ -143,6 +150,7 @@ pub(super) fn prepare_in(
         model_scope: super::model_scope::scope_patterns(args.models.as_deref(), &settings),
         tool_env: environment.clone(),
         mcp,
+        pi_compat,
     })
 }
 
@@ -191,6 +199,22 @@ pub(super) fn provider_retry(retry: Option<&serde_json::Value>) -> ProviderRetry
 pub const STREAM_IDLE_TIMEOUT_ENV: &str = "PI_GEN_STREAM_IDLE_TIMEOUT_MS";
 
 /// The stream idle timeout from the environment, if set to a positive whole number of milliseconds.
+/// pi 1.5's `user-agent`: `<agent>/<version> (<os>; <arch>)`, with Node's names for the OS and the CPU.
+pub(super) fn user_agent(definition: &AgentDefinition) -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        "x86" => "ia32",
+        other => other,
+    };
+    format!("{}/{} ({os}; {arch})", definition.name, definition.version)
+}
+
 fn stream_idle_timeout(env: impl Fn(&str) -> Option<String>) -> Option<std::time::Duration> {
     let value = env(STREAM_IDLE_TIMEOUT_ENV)?;
     match value.trim().parse::<u64>() {
@@ -222,6 +246,7 @@ pub(super) fn prompt_builder(
     agent_dir: &Path,
     cwd: &Path,
     resources: &Resources,
+    pi_compat: PiCompat,
 ) -> Result<SystemPromptBuilder, CliError> {
     let project = project_dir(definition, cwd);
     let custom_prompt = match &args.system_prompt {
@@ -255,6 +280,7 @@ pub(super) fn prompt_builder(
         skills: resources.skills.clone(),
         tools_selected: args.tools.is_some() || args.no_tools,
         cwd: cwd.to_path_buf(),
+        pi_compat,
         ..SystemPromptOptions::default()
     }))
 }

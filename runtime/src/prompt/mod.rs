@@ -1,4 +1,5 @@
-//! The system prompt: identity, tools, guidelines, context, date and working directory.
+//! The system prompt: identity, tools, guidelines, context, date and working directory (pi 0.73's flat
+//! text, or pi 1.5's named sections).
 
 mod context_files;
 mod frontmatter;
@@ -9,6 +10,8 @@ mod resources;
 mod skill_discovery;
 mod skills;
 mod system_prompt;
+mod system_prompt_sections;
+mod system_prompt_v15;
 mod templates;
 mod tool_prompt;
 
@@ -33,6 +36,8 @@ pub use skills::{
     expand_skill_command, format_skills_for_prompt, load_skill_file, try_expand_skill_command,
 };
 pub use system_prompt::{ContextFile, PromptTool, SystemPromptOptions, build_system_prompt};
+pub use system_prompt_sections::{InvalidSectionName, PREAMBLE_SECTION, SystemPromptSections, wrap_section};
+pub use system_prompt_v15::build_system_prompt_sections;
 pub use templates::{
     PromptTemplate, PromptTemplateLoad, expand_prompt_template, load_prompt_template_file, load_prompt_templates,
     load_prompt_templates_from_dir, parse_command_args, substitute_args,

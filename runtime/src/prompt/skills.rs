@@ -118,12 +118,24 @@ pub fn format_skills_for_prompt(skills: &[Skill]) -> String {
         return String::new();
     }
     let mut lines: Vec<String> = vec![
-        "\n\nThe following skills provide specialized instructions for specific tasks.".to_owned(),
-        "Use the read tool to load a skill's file when the task matches its description.".to_owned(),
+        format!("\n\n{SKILLS_INTRO}"),
+        SKILLS_READ_HINT.to_owned(),
         "When a skill file references a relative path, resolve it against the skill directory.".to_owned(),
         String::new(),
-        "<available_skills>".to_owned(),
     ];
+    push_available_skills(&mut lines, &visible);
+    lines.join("\n")
+}
+
+/// The first line of the skills block.
+pub(super) const SKILLS_INTRO: &str = "The following skills provide specialized instructions for specific tasks.";
+/// How the model loads a skill when the `read` tool is active.
+pub(super) const SKILLS_READ_HINT: &str =
+    "Use the read tool to load a skill's file when the task matches its description.";
+
+/// Appends the `<available_skills>` element listing `visible`, one line per entry.
+pub(super) fn push_available_skills(lines: &mut Vec<String>, visible: &[&Skill]) {
+    lines.push("<available_skills>".to_owned());
     for skill in visible {
         lines.push("  <skill>".to_owned());
         lines.push(format!("    <name>{}</name>", escape_xml(&skill.name)));
@@ -132,7 +144,6 @@ pub fn format_skills_for_prompt(skills: &[Skill]) -> String {
         lines.push("  </skill>".to_owned());
     }
     lines.push("</available_skills>".to_owned());
-    lines.join("\n")
 }
 
 /// Escapes `& < > " '` for XML text.

@@ -1,6 +1,9 @@
-//! `build_system_prompt`: assembles the default prompt (or a custom replacement) in pi's section order.
+//! `build_system_prompt`: assembles the default prompt (or a custom replacement) in pi's section order
+//! (pi 0.73's flat layout here; pi 1.5's tagged sections in `system_prompt_v15`).
 
 use std::path::{Path, PathBuf};
+
+use crate::protocol::PiCompat;
 
 /// One active tool as the system prompt lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,17 +46,34 @@ pub struct SystemPromptOptions {
     pub context_files: Vec<ContextFile>,
     /// Skills listed for the model (only when `read` is active; see [`SystemPromptOptions::tools_selected`]).
     pub skills: Vec<super::Skill>,
-    /// Whether the tool set was chosen explicitly. With a custom prompt and no explicit choice, pi lists
-    /// skills even when `read` is not among the tools.
+    /// Whether the tool set was chosen explicitly. With a custom prompt and no explicit choice, pi 0.73 lists
+    /// skills even when `read` is not among the tools (pi 1.5 lists them whenever `read` or `bash` is).
     pub tools_selected: bool,
     /// Working directory shown on the last line.
     pub cwd: PathBuf,
-    /// Local date as `YYYY-MM-DD`; `None` uses today.
+    /// Local date as `YYYY-MM-DD`; `None` uses today. pi 1.5's prompt has no date.
     pub date: Option<String>,
+    /// Which pi release's prompt layout to build: 0.73's flat text (the default) or 1.5's sections.
+    pub pi_compat: PiCompat,
 }
 
-/// Builds the system prompt text.
+/// Rule bullets shared by both layouts.
+pub(super) const BASH_FILE_OPS_RULE: &str = "Use bash for file operations like ls, rg, find";
+pub(super) const READ_RULE: &str = "Use read to look at files rather than cat or sed";
+pub(super) const EDIT_RULE: &str = "Use edit for precise changes (old text must match exactly)";
+pub(super) const WRITE_RULE: &str = "Use write only for new files or complete rewrites";
+pub(super) const CONCISE_RULE: &str = "Be concise in your responses";
+pub(super) const FILE_PATHS_RULE: &str = "Show file paths clearly when working with files";
+/// The sentence after the tool list.
+pub(super) const OTHER_TOOLS_NOTE: &str =
+    "In addition to the tools above, you may have access to other custom tools depending on the project.";
+
+/// Builds the system prompt text. At [`PiCompat::V1_5`] it is the text of
+/// [`build_system_prompt_sections`](super::build_system_prompt_sections).
 pub fn build_system_prompt(options: &SystemPromptOptions) -> String {
+    if options.pi_compat.is_v1_5() {
+        return super::build_system_prompt_sections(options).text();
+    }
     let mut prompt = match &options.custom_prompt {
         Some(custom) => custom.clone(),
         None => default_base(options),
@@ -87,9 +107,8 @@ fn default_base(options: &SystemPromptOptions) -> String {
             options.tools.iter().map(|tool| format!("- {}: {}", tool.name, one_line(&tool.snippet))).collect();
         base.push_str(&lines.join("\n"));
     }
-    base.push_str(
-        "\n\nIn addition to the tools above, you may have access to other custom tools depending on the project.",
-    );
+    base.push_str("\n\n");
+    base.push_str(OTHER_TOOLS_NOTE);
     base.push_str("\n\nGuidelines:\n");
     let lines: Vec<String> = guidelines(options).iter().map(|line| format!("- {line}")).collect();
     base.push_str(&lines.join("\n"));
@@ -114,7 +133,7 @@ fn guidelines(options: &SystemPromptOptions) -> Vec<String> {
         }
     };
     if has_bash && !has_explorer {
-        add("Use bash for file operations like ls, rg, find");
+        add(BASH_FILE_OPS_RULE);
     } else if has_bash {
         add("Prefer grep/find/ls tools over bash for file exploration");
     }
@@ -122,13 +141,13 @@ fn guidelines(options: &SystemPromptOptions) -> Vec<String> {
         add("Use read to examine files before editing. You must use this tool instead of cat or sed.");
     } else if active("read") {
         // pi 0.73 gives read this guideline of its own, so read-only agents get it too.
-        add("Use read to look at files rather than cat or sed");
+        add(READ_RULE);
     }
     if active("edit") {
-        add("Use edit for precise changes (old text must match exactly)");
+        add(EDIT_RULE);
     }
     if active("write") {
-        add("Use write only for new files or complete rewrites");
+        add(WRITE_RULE);
     }
     if active("edit") || active("write") {
         add("When summarizing your actions, output plain text directly");
@@ -141,8 +160,8 @@ fn guidelines(options: &SystemPromptOptions) -> Vec<String> {
     for guideline in &options.extra_guidelines {
         add(guideline);
     }
-    add("Be concise in your responses");
-    add("Show file paths clearly when working with files");
+    add(CONCISE_RULE);
+    add(FILE_PATHS_RULE);
     lines
 }
 
@@ -160,11 +179,11 @@ fn push_context_files(prompt: &mut String, files: &[ContextFile]) {
     }
 }
 
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn display_cwd(cwd: &Path) -> String {
+pub(super) fn display_cwd(cwd: &Path) -> String {
     cwd.to_string_lossy().replace('\\', "/")
 }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{PromptTool, SystemPromptOptions, build_system_prompt};
+use super::{PromptTool, SystemPromptOptions, SystemPromptSections, build_system_prompt, build_system_prompt_sections};
 use crate::agent::Agent;
 use crate::tools::AgentTool;
 
@@ -34,7 +34,21 @@ impl SystemPromptBuilder {
 
     /// The system prompt for these active tools.
     pub fn build(&self, tools: &[Arc<dyn AgentTool>]) -> String {
-        build_system_prompt(&SystemPromptOptions { tools: prompt_tools(tools), ..self.options.clone() })
+        build_system_prompt(&self.options_for(tools))
+    }
+
+    /// The system prompt for these active tools as pi 1.5's sections (whatever the options' `pi_compat`).
+    pub fn build_sections(&self, tools: &[Arc<dyn AgentTool>]) -> SystemPromptSections {
+        build_system_prompt_sections(&self.options_for(tools))
+    }
+
+    /// Which pi release's layout [`build`](Self::build) produces.
+    pub fn pi_compat(&self) -> crate::protocol::PiCompat {
+        self.options.pi_compat
+    }
+
+    fn options_for(&self, tools: &[Arc<dyn AgentTool>]) -> SystemPromptOptions {
+        SystemPromptOptions { tools: prompt_tools(tools), ..self.options.clone() }
     }
 
     /// Makes `tools` the agent's active tools and gives it the matching system prompt.

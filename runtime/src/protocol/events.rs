@@ -154,11 +154,11 @@ impl AssistantMessageEvent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentToolResult {
     pub content: Vec<UserContent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
     /// Machine-readable output beside the text (pi 1.5: bash's `output`/`exit_code`/..., read's text).
     #[serde(rename = "structuredContent", default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
     /// Set when the tool reports a failure as a result rather than an error (pi 1.5's bash on a non-zero exit).
     #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
@@ -182,7 +182,12 @@ pub enum AgentEvent {
     #[serde(rename = "agent_start")]
     AgentStart,
     #[serde(rename = "agent_end")]
-    AgentEnd { messages: Vec<AgentMessage> },
+    AgentEnd {
+        messages: Vec<AgentMessage>,
+        /// Whether the session retries the failed run (pi 1.5; set by the session layer).
+        #[serde(rename = "willRetry", default, skip_serializing_if = "Option::is_none")]
+        will_retry: Option<bool>,
+    },
     #[serde(rename = "turn_start")]
     TurnStart,
     #[serde(rename = "turn_end")]
@@ -228,6 +233,9 @@ pub enum AgentEvent {
         result: AgentToolResult,
         #[serde(rename = "isError")]
         is_error: bool,
+        /// How long the call took (pi 1.5).
+        #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
 }
 
@@ -320,4 +328,7 @@ pub enum SessionOnlyEvent {
     ContextPanels(Box<crate::panels::ContextReport>),
     #[serde(rename = "session_info_changed")]
     SessionInfoChanged { name: String },
+    /// The prompt's work is over: retries and compaction included (pi 1.5; after the last `agent_end`).
+    #[serde(rename = "agent_settled")]
+    AgentSettled { aborted: bool },
 }

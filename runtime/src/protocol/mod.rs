@@ -14,6 +14,7 @@ mod tagged;
 #[cfg(test)]
 mod tests_wire;
 mod usage;
+mod wire_event;
 
 pub use compat::{InvalidPiCompat, PiCompat};
 pub use content::{AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent};
@@ -28,3 +29,4 @@ pub use messages::{
 };
 pub use shared_text::SharedText;
 pub use usage::{Cost, StopReason, Usage};
+pub use wire_event::WireEvent;

@@ -61,6 +61,9 @@ pub struct SessionEntry {
 }
 
 /// What an entry records.
+// Most entries are messages, the largest variant: boxing it would cost an allocation per entry to save space
+// in the rare small ones (model and thinking changes, labels).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]

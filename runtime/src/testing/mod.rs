@@ -25,3 +25,11 @@ mod provider_tests_anthropic;
 mod provider_tests_google;
 #[cfg(test)]
 mod provider_tests_responses;
+#[cfg(test)]
+mod provider_tests_v1_5;
+#[cfg(test)]
+mod provider_tests_v1_5_anthropic;
+#[cfg(test)]
+mod provider_tests_v1_5_google;
+#[cfg(test)]
+mod provider_tests_v1_5_responses;

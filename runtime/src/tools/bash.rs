@@ -76,7 +76,9 @@ impl AgentTool for BashTool {
         Box::pin(async move {
             let command = arg_str(&args, "command")?.to_owned();
             let timeout_secs = arg_number(&args, "timeout")?.filter(|t| t.is_finite() && *t > 0.0);
-            execute_in_shell(&self.env, command, &RunOptions::default(), timeout_secs, &ctx).await
+            let started = Instant::now();
+            let out = run_in_shell(&self.env, command, &RunOptions::default(), timeout_secs, &ctx).await?;
+            structured_command_result(&out, timeout_secs, started.elapsed())
         })
     }
 }
@@ -103,6 +105,30 @@ pub(crate) fn command_result(out: &BashOutput, timeout_secs: Option<f64>) -> Res
             ..AgentToolResult::default()
         }),
     }
+}
+
+/// bash's result with pi 1.5's `structuredContent`: a non-zero exit is a result flagged `isError` (carrying the
+/// record) rather than an error; aborts and timeouts stay errors. Level 0.73 drops the record and turns the
+/// flag back into an error (see the agent loop).
+fn structured_command_result(
+    out: &BashOutput,
+    timeout_secs: Option<f64>,
+    wall_time: Duration,
+) -> Result<AgentToolResult, ToolError> {
+    if out.cancelled || out.timed_out {
+        return command_result(out, timeout_secs);
+    }
+    let mut text = out.formatted("(no output)");
+    let failed = matches!(out.exit_code, Some(code) if code != 0);
+    if let Some(code) = out.exit_code.filter(|_| failed) {
+        text = append_status(&text, &format!("Command exited with code {code}"));
+    }
+    Ok(AgentToolResult {
+        content: vec![UserContent::text(text)],
+        details: details(&out.truncation, out.full_output_path.as_deref()),
+        structured_content: Some(super::bash_structured::structured_content(out, wall_time)),
+        is_error: failed.then_some(true),
+    })
 }
 
 /// `text`, a blank line and `status`; just `status` when there is no text.
@@ -357,6 +383,18 @@ pub(crate) async fn execute_in_shell(
     timeout_secs: Option<f64>,
     ctx: &ToolContext,
 ) -> Result<AgentToolResult, ToolError> {
+    let out = run_in_shell(env, command, options, timeout_secs, ctx).await?;
+    command_result(&out, timeout_secs)
+}
+
+/// Runs `command` as [`execute_in_shell`] does and returns what it produced.
+async fn run_in_shell(
+    env: &ToolEnvironment,
+    command: String,
+    options: &RunOptions,
+    timeout_secs: Option<f64>,
+    ctx: &ToolContext,
+) -> Result<BashOutput, ToolError> {
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::new("Command aborted"));
     }
@@ -371,8 +409,7 @@ pub(crate) async fn execute_in_shell(
     let command = with_command_prefix(env, &command);
     let shell = ShellCommand::for_env(env)?;
     let timeout = timeout_secs.and_then(|t| Duration::try_from_secs_f64(t).ok());
-    let out = run_command_with(&command, &shell, options, timeout, &ctx.cancel, on_update).await?;
-    command_result(&out, timeout_secs)
+    run_command_with(&command, &shell, options, timeout, &ctx.cancel, on_update).await
 }
 
 /// `command` preceded by the environment's `shellCommandPrefix` line, when one is set.

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::edit_diff::{Edit, apply_edits, generate_diff, normalize_to_lf, restore_line_endings, strip_bom, uses_crlf};
+use super::edit_patch::PATCH_CONTEXT_LINES;
 use super::path::{lock_file, node_style_error, resolve_to_cwd};
 use super::write::write_atomic;
 use super::{AgentTool, ToolContext, ToolEnvironment, ToolError, ToolFuture, aborted_error, arg_str};
@@ -167,8 +168,14 @@ impl AgentTool for EditTool {
                 .map_err(|e| ToolError::new(node_style_error(&e, "open", Some(&absolute))))?;
             let (diff, first_changed_line) = generate_diff(&base, &updated, DIFF_CONTEXT_LINES);
             let mut details = json!({ "diff": diff });
-            if let (Some(map), Some(line)) = (details.as_object_mut(), first_changed_line) {
-                map.insert("firstChangedLine".into(), json!(line));
+            if let Some(map) = details.as_object_mut() {
+                if self.env.pi_compat.is_v1_5() {
+                    let patch = super::edit_patch::unified_patch(&path, &base, &updated, PATCH_CONTEXT_LINES);
+                    map.insert("patch".into(), Value::String(patch));
+                }
+                if let Some(line) = first_changed_line {
+                    map.insert("firstChangedLine".into(), json!(line));
+                }
             }
             Ok(AgentToolResult {
                 content: vec![UserContent::text(format!("Successfully replaced {} block(s) in {path}.", edits.len()))],

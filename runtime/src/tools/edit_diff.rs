@@ -223,6 +223,32 @@ struct Part<'a> {
 
 /// Line diff as parts; within each changed region all removed lines come before the added ones.
 fn diff_parts<'a>(old: &'a str, new: &'a str) -> Vec<Part<'a>> {
+    let mut parts = diff_parts_with_newlines(old, new);
+    for part in &mut parts {
+        for line in &mut part.lines {
+            *line = line.strip_suffix('\n').unwrap_or(line);
+        }
+    }
+    parts
+}
+
+/// The line diff as `(op, line)` pairs, each line with its `\n` when it has one: `' '` unchanged, `'-'`
+/// removed, `'+'` added.
+pub(crate) fn diff_lines<'a>(old: &'a str, new: &'a str) -> Vec<(char, &'a str)> {
+    let mut lines = Vec::new();
+    for part in diff_parts_with_newlines(old, new) {
+        let sign = match part.op {
+            Op::Equal => ' ',
+            Op::Delete => '-',
+            Op::Insert => '+',
+        };
+        lines.extend(part.lines.into_iter().map(|line| (sign, line)));
+    }
+    lines
+}
+
+/// [`diff_parts`] with the lines' `\n` kept.
+fn diff_parts_with_newlines<'a>(old: &'a str, new: &'a str) -> Vec<Part<'a>> {
     let a: Vec<&str> = old.split_inclusive('\n').collect();
     let b: Vec<&str> = new.split_inclusive('\n').collect();
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
@@ -233,11 +259,10 @@ fn diff_parts<'a>(old: &'a str, new: &'a str) -> Vec<Part<'a>> {
         ops.extend(std::iter::repeat_n(Op::Insert, mid_b.len()));
         ops
     });
-    let strip = |l: &'a str| l.strip_suffix('\n').unwrap_or(l);
     let mut parts: Vec<Part<'a>> = Vec::new();
     let mut push = |op: Op, line: &'a str| match parts.last_mut() {
-        Some(last) if last.op == op => last.lines.push(strip(line)),
-        _ => parts.push(Part { op, lines: vec![strip(line)] }),
+        Some(last) if last.op == op => last.lines.push(line),
+        _ => parts.push(Part { op, lines: vec![line] }),
     };
     a[..prefix].iter().for_each(|l| push(Op::Equal, l));
     let (mut i, mut j) = (0, 0);

@@ -1,9 +1,11 @@
 //! The tool contract ([`AgentTool`]) and the built-in tools.
 
 pub mod bash;
+pub mod bash_structured;
 pub mod command;
 pub mod edit;
 mod edit_diff;
+mod edit_patch;
 pub mod find;
 mod find_glob;
 pub mod grep;
@@ -134,11 +136,20 @@ pub struct ToolEnvironment {
     pub command_prefix: Option<String>,
     /// A directory put in front of `PATH` for `bash` commands (the agent directory's `bin/`).
     pub bin_dir: Option<PathBuf>,
+    /// The pi release whose result texts and details the tools reproduce (pi 1.5's edit adds a unified
+    /// `patch`, its write names no byte count).
+    pub pi_compat: crate::protocol::PiCompat,
 }
 
 impl ToolEnvironment {
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self { cwd: cwd.into(), shell_path: None, command_prefix: None, bin_dir: None }
+        Self {
+            cwd: cwd.into(),
+            shell_path: None,
+            command_prefix: None,
+            bin_dir: None,
+            pi_compat: crate::protocol::PiCompat::default(),
+        }
     }
 }
 

@@ -74,7 +74,9 @@ impl AgentTool for ReadTool {
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(aborted_error()),
-                result = read_file_until_cancelled(&self.env.cwd, &path, offset, limit, cancel.clone()) => result,
+                result = read_file_until_cancelled(&self.env.cwd, &path, offset, limit, cancel.clone()) => {
+                    result.map(with_structured_output)
+                }
             }
         })
     }
@@ -288,4 +290,27 @@ pub fn base64_encode(data: &[u8]) -> String {
         out.push(if chunk.len() > 2 { sextet(0) } else { '=' });
     }
     out
+}
+
+/// pi 1.5's `structuredContent` of a read: the text, or for an image its data with the text as a note.
+fn with_structured_output(mut result: AgentToolResult) -> AgentToolResult {
+    let text = result.content.iter().find_map(|block| match block {
+        UserContent::Text(text) => Some(text.text.as_str()),
+        _ => None,
+    });
+    let image = result.content.iter().find_map(|block| match block {
+        UserContent::Image(image) => Some(image),
+        _ => None,
+    });
+    let output = match image {
+        Some(image) => serde_json::json!({
+            "type": "image",
+            "data": image.data,
+            "mimeType": image.mime_type,
+            "note": text.unwrap_or_default(),
+        }),
+        None => Value::String(text.unwrap_or_default().to_owned()),
+    };
+    result.structured_content = Some(output);
+    result
 }

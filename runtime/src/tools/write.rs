@@ -67,6 +67,9 @@ impl AgentTool for WriteTool {
                 .await
                 .map_err(|e| ToolError::new(node_style_error(&e, "open", Some(&absolute))))?;
             // pi reports JavaScript's `content.length`: UTF-16 code units, not bytes.
+            if self.env.pi_compat.is_v1_5() {
+                return Ok(AgentToolResult::text(format!("Successfully wrote to {path}")));
+            }
             let length = content.encode_utf16().count();
             Ok(AgentToolResult::text(format!("Successfully wrote {length} bytes to {path}")))
         })

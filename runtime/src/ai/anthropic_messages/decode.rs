@@ -6,10 +6,12 @@ use serde_json::{Map, Value};
 use super::typical_delta::{DELTA_FIELDS, read_typical_delta};
 use crate::ai::Model;
 use crate::ai::ProviderErrorKind;
+use crate::ai::pi15::{apply_openrouter_cost, settled_error};
 use crate::ai::streaming_arguments::StreamingArguments;
 use crate::ai::transport::{DecodeError, Flow, StreamDecoder};
 use crate::protocol::{
-    AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, TextContent, ThinkingContent, ToolCall,
+    AssistantContent, AssistantMessage, AssistantMessageEvent, PiCompat, StopReason, TextContent, ThinkingContent,
+    ToolCall,
 };
 
 /// The SSE event names that carry message events; every other name (`ping`, unknown) is skipped.
@@ -31,6 +33,10 @@ const NOT_ANTHROPIC: &str = "the response stream carried no Anthropic message ev
 const EMPTY_ERROR_EVENT: &str = "the Anthropic stream sent an error event without any details";
 /// The body ended after `message_start` without `message_stop`.
 const TRUNCATED_STREAM: &str = "the Anthropic stream ended before its message_stop event";
+/// pi's words for a truncated stream (used at level 1.5).
+const PI_TRUNCATED_STREAM: &str = "Anthropic stream ended before message_stop";
+/// pi 1.5's error for a stream that never said why it stopped.
+const NO_STOP_REASON: &str = "Anthropic stream ended without a stop reason";
 
 /// A content block still receiving deltas.
 #[derive(Debug)]
@@ -54,6 +60,8 @@ pub struct AnthropicDecoder {
     saw_message_stop: bool,
     /// Data arrived under an event name this API does not use (not even `ping`).
     saw_foreign_data: bool,
+    /// The pi release whose stop reasons and usage to reproduce.
+    compat: PiCompat,
 }
 
 impl AnthropicDecoder {
@@ -66,7 +74,15 @@ impl AnthropicDecoder {
             saw_message_start: false,
             saw_message_stop: false,
             saw_foreign_data: false,
+            compat: PiCompat::V0_73,
         }
+    }
+
+    /// Reads stop reasons and usage as `compat`'s pi does (level 1.5: the raw stop reason kept, refusals
+    /// explained, thinking tokens reported apart, OpenRouter's billed total).
+    pub fn with_compat(mut self, compat: PiCompat) -> Self {
+        self.compat = compat;
+        self
     }
 
     /// Maps tool names the API returns back to these names, ignoring case (OAuth requests).
@@ -100,7 +116,11 @@ impl AnthropicDecoder {
                 if let Some(reason) =
                     event.pointer("/delta/stop_reason").and_then(Value::as_str).filter(|r| !r.is_empty())
                 {
-                    self.output.stop_reason = map_stop_reason(reason)?;
+                    if self.compat.is_v1_5() {
+                        self.settle_stop_reason_v1_5(reason, event.pointer("/delta/stop_details"))?;
+                    } else {
+                        self.output.stop_reason = map_stop_reason(reason)?;
+                    }
                 }
                 let usage = event.get("usage");
                 let field = |key: &str| usage.and_then(|u| u.get(key)).and_then(Value::as_f64).map(to_count);
@@ -115,7 +135,16 @@ impl AnthropicDecoder {
                         *slot = count;
                     }
                 }
+                if self.compat.is_v1_5()
+                    && let Some(thinking) = usage.and_then(|u| u.pointer("/output_tokens_details/thinking_tokens"))
+                    && let Some(count) = thinking.as_f64()
+                {
+                    self.output.usage.reasoning = Some(to_count(count));
+                }
                 self.settle_usage();
+                if let (true, Some(usage)) = (self.compat.is_v1_5(), usage) {
+                    apply_openrouter_cost(&self.model, &mut self.output.usage, usage);
+                }
             }
             Some("message_stop") => {
                 self.saw_message_stop = true;
@@ -130,6 +159,30 @@ impl AnthropicDecoder {
         let usage = &mut self.output.usage;
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
         self.model.apply_cost(usage);
+        if self.compat.is_v1_5() {
+            usage.cost.total_from_provider = Some(false);
+        }
+    }
+
+    /// pi 1.5's reading of a stop reason: kept as the raw one; a refusal (with the API's explanation when it
+    /// gives one) or `sensitive` stops with an error the end of the stream reports; an unknown one fails.
+    fn settle_stop_reason_v1_5(&mut self, reason: &str, details: Option<&Value>) -> Result<(), String> {
+        self.output.raw_stop_reason = Some(reason.to_owned());
+        let (stop_reason, error) = match reason {
+            "end_turn" | "pause_turn" | "stop_sequence" => (StopReason::Stop, None),
+            "max_tokens" => (StopReason::Length, None),
+            "tool_use" => (StopReason::ToolUse, None),
+            "refusal" => {
+                let explanation = details.and_then(|d| d.get("explanation")).and_then(Value::as_str);
+                let text = explanation.filter(|e| !e.is_empty()).unwrap_or("The model refused to complete the request");
+                (StopReason::Error, Some(text.to_owned()))
+            }
+            "sensitive" => (StopReason::Error, Some(format!("Provider stopped with: {reason}"))),
+            other => return Err(format!("Unhandled stop reason: {other}")),
+        };
+        self.output.stop_reason = stop_reason;
+        self.output.error_message = error;
+        Ok(())
     }
 
     fn start_block(&mut self, event: &Value, events: &mut Vec<AssistantMessageEvent>) {
@@ -306,7 +359,10 @@ impl StreamDecoder for AnthropicDecoder {
             return Err(NOT_ANTHROPIC.into());
         }
         if self.saw_message_start && !self.saw_message_stop {
-            return Err(TRUNCATED_STREAM.into());
+            return Err(if self.compat.is_v1_5() { PI_TRUNCATED_STREAM } else { TRUNCATED_STREAM }.into());
+        }
+        if self.compat.is_v1_5() {
+            return settled_error(&self.output, NO_STOP_REASON).map_or(Ok(()), |e| Err(e.into()));
         }
         if self.output.stop_reason == StopReason::Error {
             return Err(UNKNOWN_ERROR.into());

@@ -12,11 +12,12 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValu
 pub use decode::AnthropicDecoder;
 pub use request::{CacheRetention, build_body};
 
-use self::request::{Compat, is_oauth_token, supports_adaptive_thinking};
-use super::Model;
+use self::request::{Compat, is_oauth_token, thinks_adaptively};
+use super::pi15::{apply_user_agent, initial_message};
 use super::provider::{ApiProvider, LlmContext, StreamOptions, empty_assistant_message};
 use super::stream::AssistantMessageStream;
 use super::transport::{DEFAULT_MAX_RETRIES, HttpRequest, StreamDecoder, apply_headers, secret_header, spawn_sse_call};
+use super::{Model, ThinkingLevel};
 
 /// The api name this provider serves.
 pub const API: &str = "anthropic-messages";
@@ -31,6 +32,8 @@ const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 const OAUTH_BETAS: [&str; 2] = ["claude-code-20250219", "oauth-2025-04-20"];
 /// The client identity an OAuth token is accepted from.
 const CLAUDE_CODE_USER_AGENT: &str = "claude-cli/2.1.75";
+/// The Claude Code identity pi 1.5 sends with an OAuth token.
+const CLAUDE_CODE_USER_AGENT_V1_5: &str = "claude-cli/2.1.322";
 
 /// Streams Anthropic Messages responses.
 #[derive(Debug, Clone)]
@@ -64,7 +67,8 @@ impl ApiProvider for AnthropicMessagesProvider {
 
     fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
         let request = build_request(model, context, &options, self.max_retries);
-        let mut decoder = AnthropicDecoder::new(empty_assistant_message(model), model);
+        let mut decoder =
+            AnthropicDecoder::new(initial_message(model, options.pi_compat), model).with_compat(options.pi_compat);
         if is_oauth_token(options.api_key.as_deref()) {
             decoder = decoder.with_tool_names(context.tools.iter().map(|t| t.name.clone()).collect());
         }
@@ -77,6 +81,11 @@ pub fn decoder(model: &Model) -> impl StreamDecoder + use<> {
     AnthropicDecoder::new(empty_assistant_message(model), model)
 }
 
+/// This API's stream decoder as `compat`'s pi reads the stream.
+pub fn decoder_with_compat(model: &Model, compat: crate::protocol::PiCompat) -> impl StreamDecoder + use<> {
+    AnthropicDecoder::new(initial_message(model, compat), model).with_compat(compat)
+}
+
 fn build_request(
     model: &Model,
     context: &LlmContext,
@@ -84,8 +93,10 @@ fn build_request(
     max_retries: u32,
 ) -> Result<HttpRequest, String> {
     let body = build_body(model, context, options, CacheRetention::from_env());
+    // pi 1.5's SDK posts through its beta client.
+    let query = if options.pi_compat.is_v1_5() { "?beta=true" } else { "" };
     HttpRequest::json(
-        format!("{}/v1/messages", model.base_url.trim_end_matches('/')),
+        format!("{}/v1/messages{query}", model.base_url.trim_end_matches('/')),
         request_headers(model, context, options)?,
         &body,
         max_retries,
@@ -93,23 +104,31 @@ fn build_request(
     )
 }
 
-/// The `anthropic-beta` flags pi asks for (before the OAuth ones).
-fn beta_features(model: &Model, context: &LlmContext) -> Vec<&'static str> {
+/// The `anthropic-beta` flags pi asks for (before the OAuth ones). pi 0.73 asks for interleaved thinking
+/// whenever the model does not think adaptively; pi 1.5 only when a reasoning model thinks on a budget.
+fn beta_features(model: &Model, context: &LlmContext, options: &StreamOptions) -> Vec<&'static str> {
     let mut betas = Vec::new();
     if !context.tools.is_empty() && !Compat::for_model(model).supports_eager_tool_input_streaming {
         betas.push(FINE_GRAINED_TOOL_STREAMING_BETA);
     }
-    if !supports_adaptive_thinking(&model.id) {
+    let interleaved = if options.pi_compat.is_v1_5() {
+        let thinking = options.reasoning.is_some_and(|level| level != ThinkingLevel::Off);
+        model.reasoning && thinking && !thinks_adaptively(model, options.pi_compat)
+    } else {
+        !thinks_adaptively(model, options.pi_compat)
+    };
+    if interleaved {
         betas.push(INTERLEAVED_THINKING_BETA);
     }
     betas
 }
 
-/// The SDK's headers (key, version), pi's defaults, then the model's and the call's headers.
+/// The SDK's headers (key, version), pi's defaults (the call's `user-agent` unless an OAuth token needs
+/// Claude Code's), then the model's and the call's headers.
 fn request_headers(model: &Model, context: &LlmContext, options: &StreamOptions) -> Result<HeaderMap, String> {
     let key = options.api_key.as_deref().filter(|k| !k.is_empty());
     let oauth = is_oauth_token(key);
-    let mut betas = beta_features(model, context);
+    let mut betas = beta_features(model, context, options);
     let mut headers = HeaderMap::new();
     headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -118,7 +137,9 @@ fn request_headers(model: &Model, context: &LlmContext, options: &StreamOptions)
     match key {
         Some(key) if oauth => {
             headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
-            headers.insert(USER_AGENT, HeaderValue::from_static(CLAUDE_CODE_USER_AGENT));
+            let identity =
+                if options.pi_compat.is_v1_5() { CLAUDE_CODE_USER_AGENT_V1_5 } else { CLAUDE_CODE_USER_AGENT };
+            headers.insert(USER_AGENT, HeaderValue::from_static(identity));
             headers.insert("x-app", HeaderValue::from_static("cli"));
             betas.splice(0..0, OAUTH_BETAS);
         }
@@ -129,6 +150,7 @@ fn request_headers(model: &Model, context: &LlmContext, options: &StreamOptions)
     }
     if !headers.contains_key(USER_AGENT) {
         headers.insert(USER_AGENT, HeaderValue::from_static(concat!("pi-runtime/", env!("CARGO_PKG_VERSION"))));
+        apply_user_agent(&mut headers, options)?;
     }
     if !betas.is_empty() {
         let betas = HeaderValue::from_str(&betas.join(",")).map_err(|e| format!("invalid anthropic-beta: {e}"))?;
@@ -207,5 +229,30 @@ mod tests {
         let bad = StreamOptions { headers: vec![("bad name".into(), "v".into())], ..StreamOptions::default() };
         let bad = request_headers(&model, &LlmContext::default(), &bad);
         assert_eq!(bad.err().as_deref(), Some("invalid header name \"bad name\""));
+    }
+
+    #[test]
+    fn level_1_5_posts_to_the_beta_client_and_asks_for_interleaving_only_on_a_budget() {
+        let mut model = Model::new("mock", "claude-sonnet-4-5", API, "http://127.0.0.1:9");
+        model.reasoning = true;
+        let at = |pi_compat, reasoning| StreamOptions {
+            api_key: Some("k".into()),
+            pi_compat,
+            reasoning,
+            user_agent: Some("pi/1.5.2 (linux; x64)".into()),
+            ..StreamOptions::default()
+        };
+        let (v1_5, v0_73) = (crate::protocol::PiCompat::V1_5, crate::protocol::PiCompat::V0_73);
+        let context = LlmContext::default();
+        let beta = |options: &StreamOptions| header(&request_headers(&model, &context, options), "anthropic-beta");
+        assert_eq!(beta(&at(v1_5, None)), None);
+        assert_eq!(beta(&at(v1_5, Some(ThinkingLevel::Off))), None);
+        assert_eq!(beta(&at(v1_5, Some(ThinkingLevel::Low))).as_deref(), Some(INTERLEAVED_THINKING_BETA));
+        assert_eq!(beta(&at(v0_73, None)).as_deref(), Some(INTERLEAVED_THINKING_BETA));
+        let headers = request_headers(&model, &context, &at(v1_5, None));
+        assert_eq!(header(&headers, "user-agent").as_deref(), Some("pi/1.5.2 (linux; x64)"));
+        let url = |options: &StreamOptions| build_request(&model, &context, options, 2).map(|r| r.url);
+        assert_eq!(url(&at(v1_5, None)).as_deref(), Ok("http://127.0.0.1:9/v1/messages?beta=true"));
+        assert_eq!(url(&at(v0_73, None)).as_deref(), Ok("http://127.0.0.1:9/v1/messages"));
     }
 }

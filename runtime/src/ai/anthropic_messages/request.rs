@@ -3,11 +3,12 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::ai::catalog::builtin_thinking_level_map;
+use crate::ai::catalog::{builtin_model, builtin_thinking_level_map};
+use crate::ai::output_limit::{fit_to_context, requested_output_tokens};
 use crate::ai::replay::transform_messages;
 use crate::ai::{LlmContext, Model, StreamOptions, ThinkingLevel, ToolSpec};
 use crate::protocol::{
-    AssistantContent, AssistantMessage, ImageContent, Message, MessageContent, ToolResultMessage, UserContent,
+    AssistantContent, AssistantMessage, ImageContent, Message, MessageContent, PiCompat, ToolResultMessage, UserContent,
 };
 
 /// pi's default output limit when the caller gives none: the model's, capped at 32000.
@@ -102,12 +103,57 @@ pub(crate) fn supports_adaptive_thinking(model_id: &str) -> bool {
     ["opus-4-6", "opus-4.6", "opus-4-7", "opus-4.7", "sonnet-4-6", "sonnet-4.6"].iter().any(|m| model_id.contains(m))
 }
 
+/// Whether calls to `model` think adaptively (an effort) rather than on a token budget: pi 0.73 decides by
+/// the id; pi 1.5 by the model's `compat.forceAdaptiveThinking`, which its catalog sets for its adaptive
+/// Claude models (so a custom model with such an id thinks on a budget unless its compat says otherwise).
+pub(crate) fn thinks_adaptively(model: &Model, compat: PiCompat) -> bool {
+    if !compat.is_v1_5() {
+        return supports_adaptive_thinking(&model.id);
+    }
+    match model.compat.as_ref().and_then(|c| c.get("forceAdaptiveThinking")).and_then(Value::as_bool) {
+        Some(forced) => forced,
+        None => builtin_model(&model.provider, &model.id).is_some() && supports_adaptive_thinking(&model.id),
+    }
+}
+
 /// An OAuth access token (Claude subscription) rather than an API key.
 pub(crate) fn is_oauth_token(api_key: Option<&str>) -> bool {
     api_key.is_some_and(|key| key.contains("sk-ant-oat"))
 }
 
-/// `max_tokens` and the thinking configuration, as pi's simple-stream options compute them.
+/// `max_tokens` and the thinking configuration for `compat`'s pi.
+pub(crate) fn plan_call(model: &Model, context: &LlmContext, options: &StreamOptions) -> (u64, ThinkingPlan) {
+    if options.pi_compat.is_v1_5() { plan_tokens_v1_5(model, context, options) } else { plan_tokens(model, options) }
+}
+
+/// pi 1.5's plan: the caller's or the model's whole limit fitted to the context window; on a budget, the
+/// budget added (up to the model's limit), fitted again, and the budget kept 1024 tokens below the limit.
+fn plan_tokens_v1_5(model: &Model, context: &LlmContext, options: &StreamOptions) -> (u64, ThinkingPlan) {
+    let base = requested_output_tokens(model, context, options);
+    let Some(level) = options.reasoning.filter(|level| *level != ThinkingLevel::Off) else {
+        return (base, ThinkingPlan::Off);
+    };
+    if thinks_adaptively(model, PiCompat::V1_5) {
+        return (base, ThinkingPlan::Adaptive { effort: adaptive_effort(model, level) });
+    }
+    let budget = thinking_budget(options, level);
+    let max_tokens = fit_to_context(model, context, base.saturating_add(budget).min(model.max_tokens));
+    let budget = budget.min(max_tokens.saturating_sub(MIN_OUTPUT_TOKENS));
+    let budget_tokens = if budget > 0 { budget } else { FALLBACK_BUDGET_TOKENS };
+    (max_tokens, ThinkingPlan::Budget { budget_tokens })
+}
+
+/// The thinking budget for `level`: the configured one, else pi's default.
+fn thinking_budget(options: &StreamOptions, level: ThinkingLevel) -> u64 {
+    options.thinking_budgets.for_level(level).unwrap_or(match level {
+        ThinkingLevel::Minimal => 1024,
+        ThinkingLevel::Low => 2048,
+        ThinkingLevel::Medium => 8192,
+        _ => 16_384,
+    })
+}
+
+/// `max_tokens` and the thinking configuration, as pi 0.73's simple-stream options compute them.
 pub(crate) fn plan_tokens(model: &Model, options: &StreamOptions) -> (u64, ThinkingPlan) {
     let base = options
         .max_tokens
@@ -120,12 +166,7 @@ pub(crate) fn plan_tokens(model: &Model, options: &StreamOptions) -> (u64, Think
     if supports_adaptive_thinking(&model.id) {
         return (or_model_third(base), ThinkingPlan::Adaptive { effort: adaptive_effort(model, level) });
     }
-    let mut budget = options.thinking_budgets.for_level(level).unwrap_or(match level {
-        ThinkingLevel::Minimal => 1024,
-        ThinkingLevel::Low => 2048,
-        ThinkingLevel::Medium => 8192,
-        _ => 16_384,
-    });
+    let mut budget = thinking_budget(options, level);
     let max_tokens = (base.unwrap_or(0) + budget).min(model.max_tokens);
     if max_tokens <= budget {
         budget = max_tokens.saturating_sub(MIN_OUTPUT_TOKENS);
@@ -164,7 +205,7 @@ fn cache_control(model: &Model, retention: CacheRetention) -> Option<Value> {
 pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions, retention: CacheRetention) -> Value {
     let oauth = is_oauth_token(options.api_key.as_deref());
     let cache = cache_control(model, retention);
-    let (max_tokens, thinking) = plan_tokens(model, options);
+    let (max_tokens, thinking) = plan_call(model, context, options);
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     body.insert("messages".into(), Value::Array(convert_messages(model, &context.messages, oauth, cache.as_ref())));

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::protocol::{StopReason, TextContent, ThinkingContent, ToolCall, UserMessage};
+use crate::protocol::{PiCompat, StopReason, TextContent, ThinkingContent, ToolCall, UserMessage};
 
 const API: &str = "anthropic-messages";
 
@@ -366,4 +366,36 @@ fn oauth_tokens_add_the_identity_and_claude_code_tool_names() {
     let names: Vec<&str> = body["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(names, ["Read", "Edit", "ls"]);
     assert_eq!(body["messages"][1]["content"][0]["name"], "Read");
+}
+
+#[test]
+fn level_1_5_plans_the_whole_limit_and_keeps_the_budget_below_it() {
+    let v1_5 = |reasoning, max_tokens| StreamOptions {
+        reasoning,
+        max_tokens,
+        pi_compat: PiCompat::V1_5,
+        ..StreamOptions::default()
+    };
+    let mut model = Model::new("mock", "claude-sonnet-4-5", API, "http://127.0.0.1:9");
+    (model.reasoning, model.max_tokens) = (true, 65_536);
+    let context = LlmContext { system_prompt: "sys".into(), messages: vec![user("hi")], tools: Vec::new() };
+    let plan = |options: &StreamOptions, model: &Model| plan_call(model, &context, options);
+    let budget = |tokens| ThinkingPlan::Budget { budget_tokens: tokens };
+    // Observed from pi 1.5.2 (0.73.1 sent 32000, and 48384 with a 16384 budget).
+    assert_eq!(plan(&v1_5(None, None), &model), (65_536, ThinkingPlan::Off));
+    assert_eq!(plan(&v1_5(Some(ThinkingLevel::High), None), &model), (65_536, budget(16_384)));
+    assert_eq!(plan(&v1_5(Some(ThinkingLevel::High), Some(1000)), &model), (17_384, budget(16_360)));
+    assert_eq!(plan_tokens(&model, &v1_5(Some(ThinkingLevel::High), None)), (48_384, budget(16_384)), "0.73's plan");
+    // A 20000-token window: the limit fits next to the input (2 tokens) and the 4096-token margin.
+    model.context_window = 20_000;
+    assert_eq!(plan(&v1_5(Some(ThinkingLevel::High), None), &model), (15_902, budget(14_878)));
+    // A custom model with an adaptive id thinks on a budget at 1.5 unless its compat says otherwise.
+    let mut opus = Model::new("mock", "claude-opus-4-6", API, "http://127.0.0.1:9");
+    opus.reasoning = true;
+    assert!(!thinks_adaptively(&opus, PiCompat::V1_5) && thinks_adaptively(&opus, PiCompat::V0_73));
+    opus.compat = Some(json!({"forceAdaptiveThinking": true}));
+    assert!(thinks_adaptively(&opus, PiCompat::V1_5));
+    let effort = ThinkingPlan::Adaptive { effort: "high".into() };
+    assert_eq!(plan(&v1_5(Some(ThinkingLevel::High), None), &opus), (16_384, effort));
+    assert!(thinks_adaptively(&Model::new("anthropic", "claude-opus-4-6", API, "x"), PiCompat::V1_5), "built in");
 }

@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 
 use crate::ai::Model;
 use crate::ai::blocks::{block_end_event, block_is_thinking, push_block_start};
-use crate::protocol::{AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, ToolCall, Usage, now_ms};
+use crate::protocol::{
+    AssistantContent, AssistantMessage, AssistantMessageEvent, PiCompat, StopReason, ToolCall, Usage, now_ms,
+};
 
 /// Numbers the ids made up for function calls that arrive without one (process-wide, as in pi).
 static GENERATED_CALL_IDS: AtomicU64 = AtomicU64::new(0);
@@ -83,11 +85,20 @@ pub(crate) struct StreamState {
     output: AssistantMessage,
     /// The open text or thinking block (always the last block).
     open_block: Option<usize>,
+    /// The pi release whose finish reasons and usage to reproduce.
+    compat: PiCompat,
 }
 
 impl StreamState {
     pub(crate) fn new(output: AssistantMessage) -> Self {
-        Self { output, open_block: None }
+        Self { output, open_block: None, compat: PiCompat::V0_73 }
+    }
+
+    /// Reads finish reasons and usage as `compat`'s pi does (level 1.5: the raw finish reason kept, error
+    /// reasons named, thought tokens reported apart).
+    pub(crate) fn with_compat(mut self, compat: PiCompat) -> Self {
+        self.compat = compat;
+        self
     }
 
     pub(crate) fn message(&self) -> &AssistantMessage {
@@ -122,14 +133,34 @@ impl StreamState {
         }
         let reason = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str).filter(|r| !r.is_empty());
         if let Some(reason) = reason {
-            self.output.stop_reason = map_finish_reason(reason)?;
-            if self.output.tool_calls().next().is_some() {
-                self.output.stop_reason = StopReason::ToolUse;
+            if self.compat.is_v1_5() {
+                self.settle_finish_reason_v1_5(reason)?;
+            } else {
+                self.output.stop_reason = map_finish_reason(reason)?;
+                if self.output.tool_calls().next().is_some() {
+                    self.output.stop_reason = StopReason::ToolUse;
+                }
             }
         }
         if let Some(usage) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
-            self.output.usage = parse_usage(usage, model);
+            self.output.usage = parse_usage(usage, model, self.compat);
         }
+        Ok(())
+    }
+
+    /// pi 1.5's reading of a finish reason: kept as the raw one; an error reason stops the message with
+    /// `Provider stopped with: …` (reported at the end), an unknown one fails at once; tool calls turn only a
+    /// plain stop into `toolUse`.
+    fn settle_finish_reason_v1_5(&mut self, reason: &str) -> Result<(), String> {
+        self.output.raw_stop_reason = Some(reason.to_owned());
+        self.output.stop_reason = match map_finish_reason(reason)? {
+            StopReason::Error => {
+                self.output.error_message = Some(format!("Provider stopped with: {reason}"));
+                StopReason::Error
+            }
+            StopReason::Stop if self.output.tool_calls().next().is_some() => StopReason::ToolUse,
+            other => other,
+        };
         Ok(())
     }
 
@@ -165,7 +196,7 @@ impl StreamState {
             }
         }
         if let Some(usage) = chunk.usage_metadata.filter(Value::is_object) {
-            self.output.usage = parse_usage(&usage, model);
+            self.output.usage = parse_usage(&usage, model, self.compat);
         }
         true
     }
@@ -287,9 +318,9 @@ fn map_finish_reason(reason: &str) -> Result<StopReason, String> {
     }
 }
 
-/// Usage as pi 0.73 counts it: cached tokens split out of the prompt, thoughts added to the output,
-/// the total as the server reports it.
-fn parse_usage(usage: &Value, model: &Model) -> Usage {
+/// Usage as pi counts it: cached tokens split out of the prompt, thoughts added to the output, the total
+/// as the server reports it; pi 1.5 also reports the thoughts apart and marks the cost as computed.
+fn parse_usage(usage: &Value, model: &Model, compat: PiCompat) -> Usage {
     let count = |key: &str| usage.get(key).and_then(Value::as_f64).map_or(0, |n| n.max(0.0) as u64);
     let cached = count("cachedContentTokenCount");
     let mut parsed = Usage {
@@ -301,6 +332,10 @@ fn parse_usage(usage: &Value, model: &Model) -> Usage {
         ..Usage::default()
     };
     model.apply_cost(&mut parsed);
+    if compat.is_v1_5() {
+        parsed.reasoning = Some(count("thoughtsTokenCount"));
+        parsed.cost.total_from_provider = Some(false);
+    }
     parsed
 }
 

@@ -13,10 +13,11 @@ pub use request::build_body;
 
 use self::decode::StreamState;
 use super::Model;
-use super::provider::{ApiProvider, LlmContext, StreamOptions, empty_assistant_message};
+use super::pi15::{apply_user_agent, initial_message, settled_error};
+use super::provider::{ApiProvider, LlmContext, StreamOptions};
 use super::stream::AssistantMessageStream;
 use super::transport::{DecodeError, Flow, HttpRequest, StreamDecoder, apply_headers, secret_header, spawn_sse_call};
-use crate::protocol::{AssistantMessage, AssistantMessageEvent, StopReason};
+use crate::protocol::{AssistantMessage, AssistantMessageEvent, PiCompat, StopReason};
 
 /// The api name this provider serves.
 pub const API: &str = "google-generative-ai";
@@ -26,6 +27,9 @@ pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1
 
 /// The stream ended with a finish reason that maps to an error.
 const UNKNOWN_ERROR: &str = "An unknown error occurred";
+
+/// pi 1.5's error for a stream that ended before any finish reason.
+const NO_FINISH_REASON: &str = "Google stream ended without a finish reason";
 
 /// The header that carries the API key.
 const API_KEY_HEADER: &str = "x-goog-api-key";
@@ -56,17 +60,23 @@ impl ApiProvider for GoogleGenerativeAiProvider {
 
     fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
         let request = build_request(model, context, &options, self.max_retries);
-        spawn_sse_call(model, request, decoder_for(model), options.cancel, options.on_payload)
+        spawn_sse_call(model, request, decoder_for(model, options.pi_compat), options.cancel, options.on_payload)
     }
 }
 
 /// This API's stream decoder, for decoding recorded responses (tests, benchmarks).
 pub fn decoder(model: &Model) -> impl StreamDecoder + use<> {
-    decoder_for(model)
+    decoder_for(model, PiCompat::V0_73)
 }
 
-fn decoder_for(model: &Model) -> GeminiDecoder {
-    GeminiDecoder { state: StreamState::new(empty_assistant_message(model)), model: model.clone() }
+/// This API's stream decoder as `compat`'s pi reads the stream.
+pub fn decoder_with_compat(model: &Model, compat: PiCompat) -> impl StreamDecoder + use<> {
+    decoder_for(model, compat)
+}
+
+fn decoder_for(model: &Model, compat: PiCompat) -> GeminiDecoder {
+    let state = StreamState::new(initial_message(model, compat)).with_compat(compat);
+    GeminiDecoder { state, model: model.clone(), compat }
 }
 
 /// The URL of the streaming call for `model`, as the SDK builds it.
@@ -94,11 +104,13 @@ fn build_request(
     HttpRequest::json(request_url(model)?, request_headers(model, options)?, &body, max_retries, &sdk_options)
 }
 
-/// Content type, the API key (when given), then the model's and the call's headers.
+/// Content type, the call's `user-agent` (pi 1.5's), the API key (when given), then the model's and the
+/// call's headers.
 fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(USER_AGENT, HeaderValue::from_static(concat!("pi-runtime/", env!("CARGO_PKG_VERSION"))));
+    apply_user_agent(&mut headers, options)?;
     if let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) {
         headers.insert(HeaderName::from_static(API_KEY_HEADER), secret_header(key)?);
     }
@@ -110,6 +122,7 @@ fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, 
 struct GeminiDecoder {
     state: StreamState,
     model: Model,
+    compat: PiCompat,
 }
 
 impl StreamDecoder for GeminiDecoder {
@@ -142,6 +155,9 @@ impl StreamDecoder for GeminiDecoder {
 
     fn finish(&mut self, events: &mut Vec<AssistantMessageEvent>) -> Result<(), DecodeError> {
         self.state.finish(events);
+        if self.compat.is_v1_5() {
+            return settled_error(self.state.message(), NO_FINISH_REASON).map_or(Ok(()), |e| Err(e.into()));
+        }
         if self.state.message().stop_reason == StopReason::Error {
             return Err(UNKNOWN_ERROR.into());
         }

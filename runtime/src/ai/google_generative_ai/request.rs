@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
+use crate::ai::output_limit::requested_output_tokens;
 use crate::ai::replay::transform_messages;
 use crate::ai::{LlmContext, Model, StreamOptions, ThinkingLevel, ToolSpec};
 use crate::protocol::{AssistantContent, AssistantMessage, Message, MessageContent, ToolResultMessage, UserContent};
@@ -133,7 +134,8 @@ fn thinking_budget(model: &Model, effort: ThinkingLevel) -> i64 {
 }
 
 /// The JSON body pi sends to `…/models/{id}:streamGenerateContent`, keys in the SDK's order.
-/// Fails when there is nothing to send (the SDK refuses empty `contents`).
+/// Fails when there is nothing to send (the SDK refuses empty `contents`). At level 1.5 `maxOutputTokens` is
+/// the caller's or the model's whole limit, fitted to the context window.
 pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) -> Result<Value, String> {
     let contents = convert_messages(model, &context.messages);
     if contents.is_empty() {
@@ -152,8 +154,11 @@ pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) 
     if let Some(temperature) = options.temperature {
         generation.insert("temperature".into(), json!(temperature));
     }
-    let max_tokens =
-        options.max_tokens.or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP)));
+    let max_tokens = if options.pi_compat.is_v1_5() {
+        Some(requested_output_tokens(model, context, options)).filter(|tokens| *tokens > 0)
+    } else {
+        options.max_tokens.or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP)))
+    };
     if let Some(max_tokens) = max_tokens {
         generation.insert("maxOutputTokens".into(), json!(max_tokens));
     }

@@ -336,3 +336,20 @@ fn plain_string_user_content_and_tools_are_sent_as_is() {
     let keys: Vec<&str> = built.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
     assert_eq!(keys, ["contents", "tools", "generationConfig"]);
 }
+
+#[test]
+fn level_1_5_asks_for_the_models_whole_limit_fitted_to_the_window() {
+    let mut model = model("gemini-2.5-flash");
+    model.max_tokens = 65_536;
+    let messages = vec![Message::User(UserMessage::text("hi"))];
+    let at = |pi_compat, max_tokens| StreamOptions { pi_compat, max_tokens, ..StreamOptions::default() };
+    let limit = |model: &Model, options: &StreamOptions| {
+        body(model, messages.clone(), options)["generationConfig"]["maxOutputTokens"].clone()
+    };
+    // Observed: pi 1.5.2 sent 65536 where 0.73.1 sent 32000; a caller's 1000 stayed 1000 in both.
+    assert_eq!(limit(&model, &at(crate::protocol::PiCompat::V1_5, None)), 65_536);
+    assert_eq!(limit(&model, &at(crate::protocol::PiCompat::V0_73, None)), 32_000);
+    assert_eq!(limit(&model, &at(crate::protocol::PiCompat::V1_5, Some(1000))), 1000);
+    model.context_window = 20_000;
+    assert_eq!(limit(&model, &at(crate::protocol::PiCompat::V1_5, None)), 20_000 - 1 - 4096);
+}

@@ -72,3 +72,12 @@ fn requests_are_not_retried_by_default() {
     let refused = build_request(&model("http://h", "g"), &context, &StreamOptions::default(), 0);
     assert!(refused.is_err_and(|e| e.contains("no contents")), "an empty conversation is refused before sending");
 }
+
+#[test]
+fn the_calls_user_agent_replaces_ours() {
+    let options = StreamOptions { user_agent: Some("pi/1.5.2 (linux; x64)".into()), ..StreamOptions::default() };
+    let headers = request_headers(&model("http://h", "g"), &options).unwrap_or_default();
+    assert_eq!(headers.get("user-agent").and_then(|v| v.to_str().ok()), Some("pi/1.5.2 (linux; x64)"));
+    let ours = request_headers(&model("http://h", "g"), &StreamOptions::default()).unwrap_or_default();
+    assert!(ours.get("user-agent").and_then(|v| v.to_str().ok()).is_some_and(|a| a.starts_with("pi-runtime/")));
+}

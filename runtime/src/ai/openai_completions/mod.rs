@@ -12,19 +12,22 @@ pub use request::build_body;
 
 use self::sse::StreamState;
 use super::Model;
-use super::openai_sdk_errors::{http_error_message, stream_error_message};
-use super::provider::{ApiProvider, LlmContext, StreamOptions, empty_assistant_message};
+use super::openai_sdk_errors::{http_error_message, is_truthy, stream_error_message};
+use super::pi15::{apply_user_agent, initial_message, settled_error};
+use super::provider::{ApiProvider, LlmContext, StreamOptions};
 use super::stream::AssistantMessageStream;
 use super::transport::{
     DEFAULT_MAX_RETRIES, DecodeError, Flow, HttpRequest, StreamDecoder, apply_headers, secret_header, spawn_sse_call,
 };
-use crate::protocol::{AssistantMessage, AssistantMessageEvent, StopReason};
+use crate::protocol::{AssistantMessage, AssistantMessageEvent, PiCompat, StopReason};
 
 /// The api name this provider serves.
 pub const API: &str = "openai-completions";
 
 /// The stream ended with finish reason `content_filter`.
 const UNKNOWN_ERROR: &str = "An unknown error occurred";
+/// pi 1.5's error for a stream that ended before any finish reason.
+const NO_FINISH_REASON: &str = "Stream ended without finish_reason";
 
 /// Streams chat completions from any OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]
@@ -58,15 +61,24 @@ impl ApiProvider for OpenAiCompletionsProvider {
 
     fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
         let request = build_request(model, context, &options, self.max_retries);
-        let decoder =
-            CompletionsDecoder { state: StreamState::new(empty_assistant_message(model)), model: model.clone() };
-        spawn_sse_call(model, request, decoder, options.cancel, options.on_payload)
+        spawn_sse_call(
+            model,
+            request,
+            CompletionsDecoder::new(model, options.pi_compat),
+            options.cancel,
+            options.on_payload,
+        )
     }
 }
 
 /// This API's stream decoder, for decoding recorded responses (tests, benchmarks).
 pub fn decoder(model: &Model) -> impl StreamDecoder + use<> {
-    CompletionsDecoder { state: StreamState::new(empty_assistant_message(model)), model: model.clone() }
+    CompletionsDecoder::new(model, PiCompat::V0_73)
+}
+
+/// This API's stream decoder as `compat`'s pi reads the stream.
+pub fn decoder_with_compat(model: &Model, compat: PiCompat) -> impl StreamDecoder + use<> {
+    CompletionsDecoder::new(model, compat)
 }
 
 fn build_request(
@@ -89,6 +101,14 @@ fn build_request(
 struct CompletionsDecoder {
     state: StreamState,
     model: Model,
+    compat: PiCompat,
+}
+
+impl CompletionsDecoder {
+    fn new(model: &Model, compat: PiCompat) -> Self {
+        let state = StreamState::new(initial_message(model, compat)).with_compat(compat);
+        Self { state, model: model.clone(), compat }
+    }
 }
 
 impl StreamDecoder for CompletionsDecoder {
@@ -119,7 +139,7 @@ impl StreamDecoder for CompletionsDecoder {
         let chunk: Value =
             serde_json::from_str(data).map_err(|e| format!("could not parse stream chunk as JSON: {e}: {data}"))?;
         if name == "error" {
-            return Err(named_error_message(&chunk).into());
+            return Err(named_error_message(&chunk, self.compat).into());
         }
         events.extend(self.state.apply_chunk(&chunk, &self.model)?);
         Ok(Flow::Continue)
@@ -127,6 +147,9 @@ impl StreamDecoder for CompletionsDecoder {
 
     fn finish(&mut self, events: &mut Vec<AssistantMessageEvent>) -> Result<(), DecodeError> {
         events.extend(self.state.finish());
+        if self.compat.is_v1_5() {
+            return settled_error(self.state.message(), NO_FINISH_REASON).map_or(Ok(()), |e| Err(e.into()));
+        }
         if self.state.message().stop_reason == StopReason::Error {
             return Err(UNKNOWN_ERROR.into());
         }
@@ -138,20 +161,25 @@ impl StreamDecoder for CompletionsDecoder {
     }
 }
 
-/// An `event: error` SSE event: the SDK reads `data.error`, then `data.message`.
-fn named_error_message(data: &Value) -> String {
+/// An `event: error` SSE event: the SDK reads `data.error`, then `data.message`. pi 1.5's SDK words it like
+/// any error object: `data.error` (when truthy) or the data itself, by its `message` or else as JSON.
+fn named_error_message(data: &Value, compat: PiCompat) -> String {
+    if compat.is_v1_5() {
+        return stream_error_message(data.get("error").filter(|e| is_truthy(e)).unwrap_or(data));
+    }
     match data.get("error").filter(|e| !e.is_null()) {
         Some(error) => stream_error_message(error),
         None => data.get("message").and_then(Value::as_str).unwrap_or("(no status code or body)").to_owned(),
     }
 }
 
-/// Content headers, then `Authorization` (when a key is given), then the model's and the call's headers.
+/// Content headers, the call's `user-agent` (pi 1.5's), then `Authorization` (when a key is given), then the model's and the call's headers.
 fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(USER_AGENT, HeaderValue::from_static(concat!("pi-runtime/", env!("CARGO_PKG_VERSION"))));
+    apply_user_agent(&mut headers, options)?;
     if let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) {
         headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
     }
@@ -182,5 +210,20 @@ mod tests {
         assert!(keyless.is_ok_and(|h| h.get("authorization").is_none()));
         let bad = StreamOptions { headers: vec![("bad name".into(), "v".into())], ..StreamOptions::default() };
         assert_eq!(request_headers(&model, &bad).err().as_deref(), Some("invalid header name \"bad name\""));
+    }
+
+    #[test]
+    fn the_calls_user_agent_replaces_ours_and_model_headers_still_win() {
+        let mut model = Model::new("p", "m", API, "http://127.0.0.1:9/v1");
+        let agent = |headers: &HeaderMap| headers.get("user-agent").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let options = StreamOptions { user_agent: Some("pi/1.5.2 (linux; x64)".into()), ..StreamOptions::default() };
+        assert_eq!(
+            request_headers(&model, &options).ok().as_ref().and_then(agent).as_deref(),
+            Some("pi/1.5.2 (linux; x64)")
+        );
+        let ours = request_headers(&model, &StreamOptions::default()).ok();
+        assert!(ours.as_ref().and_then(agent).is_some_and(|a| a.starts_with("pi-runtime/")));
+        model.headers = vec![("User-Agent".into(), "mine".into())];
+        assert_eq!(request_headers(&model, &options).ok().as_ref().and_then(agent).as_deref(), Some("mine"));
     }
 }

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::ai::output_limit::requested_output_tokens;
 use crate::ai::replay::transform_messages;
 use crate::ai::{LlmContext, Model, StreamOptions, ThinkingLevel, ToolSpec};
 use crate::protocol::{AssistantContent, AssistantMessage, Message, MessageContent, ToolResultMessage, UserContent};
@@ -112,9 +113,12 @@ fn reasoning_effort(model: &Model, level: Option<ThinkingLevel>) -> Option<&'sta
     }
 }
 
-/// The JSON body pi sends to `{baseUrl}/chat/completions`, keys in pi's order.
+/// The JSON body pi sends to `{baseUrl}/chat/completions`, keys in pi's order. At level 1.5 the output limit
+/// is the model's own fitted to the context window, and tools carry no `strict`.
 pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) -> Value {
-    let compat = Compat::for_model(model);
+    let v1_5 = options.pi_compat.is_v1_5();
+    let mut compat = Compat::for_model(model);
+    compat.supports_strict_mode &= !v1_5;
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     body.insert("messages".into(), Value::Array(convert_messages(model, context, &compat)));
@@ -125,7 +129,11 @@ pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) 
     if compat.supports_store {
         body.insert("store".into(), json!(false));
     }
-    let max_tokens = options.max_tokens.unwrap_or_else(|| model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP));
+    let max_tokens = if v1_5 {
+        requested_output_tokens(model, context, options)
+    } else {
+        options.max_tokens.unwrap_or_else(|| model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP))
+    };
     if max_tokens > 0 {
         body.insert(compat.max_tokens_field.clone(), json!(max_tokens));
     }

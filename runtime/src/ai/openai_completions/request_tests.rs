@@ -307,3 +307,27 @@ fn mistral_gets_nine_character_ids_that_keep_calls_and_results_paired() {
     assert_eq!(call_id.len(), 9, "{body}");
     assert_eq!(body["messages"][2]["tool_call_id"], call_id.as_str());
 }
+
+#[test]
+fn level_1_5_sends_no_strict_and_the_models_whole_limit_fitted_to_the_window() {
+    let mut model = model();
+    model.max_tokens = 65_536;
+    model.compat = Some(json!({"supportsStrictMode": true}));
+    let context = LlmContext { system_prompt: "S".into(), messages: vec![user("hi")], tools: vec![read_tool()] };
+    let at = |pi_compat, max_tokens| StreamOptions { pi_compat, max_tokens, ..StreamOptions::default() };
+    let v1_5 = build_body(&model, &context, &at(crate::protocol::PiCompat::V1_5, None));
+    assert_eq!(keys(&v1_5["tools"][0]["function"]), ["name", "description", "parameters"]);
+    assert_eq!(v1_5["max_completion_tokens"], 65_536, "no 32000 cap");
+    let v0_73 = build_body(&model, &context, &at(crate::protocol::PiCompat::V0_73, None));
+    assert_eq!(
+        (v0_73["max_completion_tokens"].clone(), v0_73["tools"][0]["function"]["strict"].clone()),
+        (json!(32_000), json!(false))
+    );
+    // A small window leaves its room next to the estimated input and pi 1.5's 4096-token margin.
+    model.context_window = 20_000;
+    let input = crate::ai::output_limit::estimate_input_tokens(&context);
+    let fitted = build_body(&model, &context, &at(crate::protocol::PiCompat::V1_5, None));
+    assert_eq!(fitted["max_completion_tokens"], 20_000 - input - 4096);
+    let asked = build_body(&model, &context, &at(crate::protocol::PiCompat::V1_5, Some(1000)));
+    assert_eq!(asked["max_completion_tokens"], 1000);
+}

@@ -10,8 +10,11 @@ use serde_json::Value;
 use crate::ai::Model;
 use crate::ai::blocks::{block_end_event, block_is_thinking, push_block_start};
 use crate::ai::openai_sdk_errors::{is_truthy, stream_error_message};
+use crate::ai::pi15::apply_openrouter_cost;
 use crate::ai::streaming_arguments::StreamingArguments;
-use crate::protocol::{AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, ToolCall, Usage};
+use crate::protocol::{
+    AssistantContent, AssistantMessage, AssistantMessageEvent, PiCompat, StopReason, ToolCall, Usage,
+};
 
 /// Delta fields that carry reasoning, in the order pi looks at them; the one found names the signature.
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
@@ -74,11 +77,20 @@ pub struct StreamState {
     /// The open text or thinking block.
     open_block: Option<usize>,
     open_tools: Vec<OpenToolCall>,
+    /// The pi release whose stop reasons and usage to reproduce.
+    compat: PiCompat,
 }
 
 impl StreamState {
     pub fn new(output: AssistantMessage) -> Self {
-        Self { output, open_block: None, open_tools: Vec::new() }
+        Self { output, open_block: None, open_tools: Vec::new(), compat: PiCompat::V0_73 }
+    }
+
+    /// Reads stop reasons and usage as `compat`'s pi does (level 1.5: the raw finish reason kept, unknown ones
+    /// failing only at the end, reasoning tokens reported apart).
+    pub fn with_compat(mut self, compat: PiCompat) -> Self {
+        self.compat = compat;
+        self
     }
 
     pub fn message(&self) -> &AssistantMessage {
@@ -102,7 +114,7 @@ impl StreamState {
             self.output.response_id = chunk.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(Into::into);
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.output.usage = parse_usage(usage, model);
+            self.output.usage = self.parse_usage(usage, model);
         }
         let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)).and_then(Value::as_object) else {
             return Ok(events);
@@ -110,10 +122,14 @@ impl StreamState {
         if let Some(usage) =
             choice.get("usage").filter(|u| u.is_object() && !chunk.get("usage").is_some_and(Value::is_object))
         {
-            self.output.usage = parse_usage(usage, model);
+            self.output.usage = self.parse_usage(usage, model);
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str).filter(|r| !r.is_empty()) {
-            self.output.stop_reason = map_finish_reason(reason)?;
+            if self.compat.is_v1_5() {
+                self.settle_finish_reason(reason);
+            } else {
+                self.output.stop_reason = map_finish_reason(reason)?;
+            }
         }
         let Some(delta) = choice.get("delta").and_then(Value::as_object) else { return Ok(events) };
         let non_empty = |key: &str| delta.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
@@ -130,6 +146,25 @@ impl StreamState {
             }
         }
         Ok(events)
+    }
+
+    /// pi 1.5's reading of a finish reason: kept as the raw stop reason; one it does not know (or
+    /// `content_filter`) stops the message with an error that the end of the stream reports.
+    fn settle_finish_reason(&mut self, reason: &str) {
+        self.output.raw_stop_reason = Some(reason.to_owned());
+        self.output.stop_reason = match reason {
+            "stop" | "end" => StopReason::Stop,
+            "length" => StopReason::Length,
+            "tool_calls" | "function_call" => StopReason::ToolUse,
+            other => {
+                self.output.error_message = Some(format!("Provider finish_reason: {other}"));
+                StopReason::Error
+            }
+        };
+    }
+
+    fn parse_usage(&self, usage: &Value, model: &Model) -> Usage {
+        if self.compat.is_v1_5() { parse_usage_v1_5(usage, model) } else { parse_usage(usage, model) }
     }
 
     /// The common chunk, a piece of answer text and nothing else, read without building a JSON tree; `false`
@@ -229,9 +264,10 @@ impl StreamState {
             Some(pos) => pos,
             None => {
                 let content_index = self.output.content.len();
+                // The call's id and name are known from its first chunk (pi 1.5's `toolcall_start` names them).
                 self.output.content.push(AssistantContent::ToolCall(ToolCall {
-                    id: String::new(),
-                    name: String::new(),
+                    id: id.unwrap_or_default().to_owned(),
+                    name: name.unwrap_or_default().to_owned(),
                     arguments: Value::Object(Default::default()),
                     thought_signature: None,
                 }));
@@ -318,6 +354,32 @@ fn parse_usage(usage: &Value, model: &Model) -> Usage {
         ..Usage::default()
     };
     model.apply_cost(&mut parsed);
+    parsed
+}
+
+/// Usage as pi 1.5 counts it: cache reads (`cached_tokens`, else DeepSeek's `prompt_cache_hit_tokens`) and
+/// writes split out of `input`, `output` as reported (it includes the reasoning tokens, also given apart),
+/// and OpenRouter's billed total when it reports one.
+fn parse_usage_v1_5(usage: &Value, model: &Model) -> Usage {
+    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_f64).map(|n| n.max(0.0) as u64);
+    let count = |pointer: &str| number(pointer).unwrap_or(0);
+    let cache_read =
+        number("/prompt_tokens_details/cached_tokens").or_else(|| number("/prompt_cache_hit_tokens")).unwrap_or(0);
+    let cache_write = count("/prompt_tokens_details/cache_write_tokens");
+    let input = count("/prompt_tokens").saturating_sub(cache_read + cache_write);
+    let output = count("/completion_tokens");
+    let mut parsed = Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        reasoning: Some(count("/completion_tokens_details/reasoning_tokens")),
+        total_tokens: input + output + cache_read + cache_write,
+        ..Usage::default()
+    };
+    model.apply_cost(&mut parsed);
+    parsed.cost.total_from_provider = Some(false);
+    apply_openrouter_cost(model, &mut parsed, usage);
     parsed
 }
 

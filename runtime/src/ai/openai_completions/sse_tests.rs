@@ -249,3 +249,42 @@ fn http_errors_read_like_the_openai_sdk() {
         "502 Provider returned error\nupstream down"
     );
 }
+
+#[test]
+fn level_1_5_usage_reports_reasoning_and_cache_writes_apart() {
+    let model = Model::new("mock", "m", "openai-completions", "http://127.0.0.1:9/v1");
+    let usage_of = |usage: Value| {
+        let mut state = StreamState::new(AssistantMessage::default()).with_compat(crate::protocol::PiCompat::V1_5);
+        let result = state.apply_chunk(&json!({"id": "x", "choices": [], "usage": usage}), &model);
+        assert!(result.is_ok(), "{result:?}");
+        state.message().usage
+    };
+    // Observed from pi 1.5.2: output as reported (reasoning included), reasoning apart.
+    let usage = usage_of(json!({"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150,
+        "prompt_tokens_details": {"cached_tokens": 20}, "completion_tokens_details": {"reasoning_tokens": 30}}));
+    assert_eq!(
+        (usage.input, usage.output, usage.cache_read, usage.reasoning, usage.total_tokens),
+        (80, 50, 20, Some(30), 150)
+    );
+    assert_eq!(usage.cost.total_from_provider, Some(false));
+    // Cache writes come out of the input, cache reads stay whole (pi 0.73 took the writes out of the reads).
+    let usage = usage_of(json!({"prompt_tokens": 100, "completion_tokens": 20,
+        "prompt_tokens_details": {"cached_tokens": 30, "cache_write_tokens": 10}}));
+    assert_eq!(
+        (usage.input, usage.cache_read, usage.cache_write, usage.reasoning, usage.total_tokens),
+        (60, 30, 10, Some(0), 120)
+    );
+    let usage = usage_of(json!({"prompt_tokens": 100, "completion_tokens": 20, "prompt_cache_hit_tokens": 25}));
+    assert_eq!((usage.input, usage.cache_read, usage.total_tokens), (75, 25, 120));
+}
+
+#[test]
+fn level_1_5_keeps_the_finish_reason_and_fails_unknown_ones_only_at_the_end() {
+    let model = Model::new("mock", "m", "openai-completions", "http://127.0.0.1:9/v1");
+    let mut state = StreamState::new(AssistantMessage::default()).with_compat(crate::protocol::PiCompat::V1_5);
+    let finish = json!({"id": "x", "choices": [{"index": 0, "delta": {}, "finish_reason": "weird"}]});
+    assert!(state.apply_chunk(&finish, &model).is_ok(), "not at once, as pi 0.73 did");
+    let message = state.message();
+    assert_eq!((message.stop_reason, message.raw_stop_reason.as_deref()), (StopReason::Error, Some("weird")));
+    assert_eq!(message.error_message.as_deref(), Some("Provider finish_reason: weird"));
+}

@@ -4,14 +4,20 @@
 
 use serde_json::{Map, Value, json};
 
-use super::errors::{error_event_message, failure_message, is_truthy, js_text, js_text_or_undefined};
+use super::errors::{
+    FAILED_WITHOUT_DETAILS, PI_FAILED_WITHOUT_DETAILS, error_event_message, failure_message, is_truthy, js_text,
+    js_text_or_undefined,
+};
 use crate::ai::Model;
 use crate::ai::partial_json::parse_streaming_json;
 use crate::ai::streaming_arguments::StreamingArguments;
 use crate::protocol::{
-    AssistantContent, AssistantMessage, AssistantMessageEvent, StopReason, TextContent, ThinkingContent, ToolCall,
-    Usage,
+    AssistantContent, AssistantMessage, AssistantMessageEvent, PiCompat, StopReason, TextContent, ThinkingContent,
+    ToolCall, Usage,
 };
+
+#[path = "decode_v1_5.rs"]
+mod v1_5;
 
 /// The kind of block the current output item streams into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,11 +38,26 @@ pub struct ResponsesState {
     current_block: Option<BlockKind>,
     /// The argument text received so far for the open tool call.
     partial_json: StreamingArguments,
+    /// The pi release whose endings and usage to reproduce.
+    compat: PiCompat,
 }
 
 impl ResponsesState {
     pub fn new(output: AssistantMessage) -> Self {
-        Self { output, current_item: None, current_block: None, partial_json: StreamingArguments::new() }
+        Self {
+            output,
+            current_item: None,
+            current_block: None,
+            partial_json: StreamingArguments::new(),
+            compat: PiCompat::V0_73,
+        }
+    }
+
+    /// Reads the response's ending as `compat`'s pi does (level 1.5: `response.incomplete` ends it too, the
+    /// status is kept as the raw stop reason, reasoning tokens are reported apart).
+    pub fn with_compat(mut self, compat: PiCompat) -> Self {
+        self.compat = compat;
+        self
     }
 
     pub fn message(&self) -> &AssistantMessage {
@@ -115,9 +136,20 @@ impl ResponsesState {
                 }
             }
             "response.output_item.done" => self.close_item(event.get("item"), &mut events),
+            "response.completed" if self.compat.is_v1_5() => self.complete_v1_5(event.get("response"), model)?,
+            "response.incomplete" if self.compat.is_v1_5() => self.complete_v1_5(event.get("response"), model)?,
             "response.completed" => self.complete(event.get("response"), model)?,
             "error" => return Err(error_event_message(event)),
-            "response.failed" => return Err(failure_message(event.get("response"))),
+            "response.failed" => {
+                let message = failure_message(event.get("response"));
+                if !self.compat.is_v1_5() {
+                    return Err(message);
+                }
+                let status = event.pointer("/response/status").and_then(Value::as_str).filter(|s| !s.is_empty());
+                self.output.raw_stop_reason = Some(status.unwrap_or("failed").to_owned());
+                let without_details = message == FAILED_WITHOUT_DETAILS;
+                return Err(if without_details { PI_FAILED_WITHOUT_DETAILS.to_owned() } else { message });
+            }
             _ => {}
         }
         Ok(events)
@@ -381,7 +413,7 @@ fn map_status(status: Option<&Value>) -> Result<StopReason, String> {
 }
 
 /// Usage as pi counts it: cached tokens split out of `input_tokens`, the total as reported.
-fn parse_usage(usage: &Value) -> Usage {
+pub(super) fn parse_usage(usage: &Value) -> Usage {
     let count = |pointer: &str| usage.pointer(pointer).and_then(Value::as_f64).map_or(0, |n| n.max(0.0) as u64);
     let cached = count("/input_tokens_details/cached_tokens");
     Usage {
@@ -396,7 +428,7 @@ fn parse_usage(usage: &Value) -> Usage {
 
 /// Scales the cost for the service tier that served the response: flex halves it, priority doubles
 /// it (2.5× for gpt-5.5).
-fn apply_service_tier(usage: &mut Usage, tier: Option<&str>, model: &Model) {
+pub(super) fn apply_service_tier(usage: &mut Usage, tier: Option<&str>, model: &Model) {
     let multiplier = match tier {
         Some("flex") => 0.5,
         Some("priority") if model.id == "gpt-5.5" => 2.5,

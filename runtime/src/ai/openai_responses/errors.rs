@@ -8,7 +8,9 @@ pub(crate) use crate::ai::openai_sdk_errors::{
 };
 
 /// Said when a failed response carries neither an error nor a reason.
-const FAILED_WITHOUT_DETAILS: &str = "the response failed and gave no reason";
+pub(super) const FAILED_WITHOUT_DETAILS: &str = "the response failed and gave no reason";
+/// pi's own words for it (used at level 1.5).
+pub(super) const PI_FAILED_WITHOUT_DETAILS: &str = "Unknown error (no error details in response)";
 
 /// The message of an `error` event: `Error Code {code}: {message}`.
 pub(super) fn error_event_message(event: &Value) -> String {

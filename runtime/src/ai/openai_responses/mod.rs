@@ -16,18 +16,21 @@ use self::decode::ResponsesState;
 use self::errors::{http_error_message, is_truthy, sdk_error_message};
 use self::request::ResponsesCompat;
 use super::Model;
-use super::provider::{ApiProvider, LlmContext, StreamOptions, empty_assistant_message};
+use super::pi15::{apply_user_agent, initial_message, settled_error};
+use super::provider::{ApiProvider, LlmContext, StreamOptions};
 use super::stream::AssistantMessageStream;
 use super::transport::{
     DEFAULT_MAX_RETRIES, DecodeError, Flow, HttpRequest, StreamDecoder, apply_headers, secret_header, spawn_sse_call,
 };
-use crate::protocol::{AssistantMessage, AssistantMessageEvent, StopReason};
+use crate::protocol::{AssistantMessage, AssistantMessageEvent, PiCompat, StopReason};
 
 /// The api name this provider serves.
 pub const API: &str = "openai-responses";
 
 /// The response ended with status `failed` or `cancelled` but no failure event.
 const UNKNOWN_ERROR: &str = "An unknown error occurred";
+/// pi 1.5's error for a stream that ended without `response.completed`, `response.incomplete` or a failure.
+const NO_TERMINAL_EVENT: &str = "OpenAI Responses stream ended before a terminal response event";
 
 /// Streams responses from the OpenAI Responses API or a compatible endpoint.
 #[derive(Debug, Clone)]
@@ -61,13 +64,19 @@ impl ApiProvider for OpenAiResponsesProvider {
 
     fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
         let request = build_request(model, context, &options, self.max_retries);
-        spawn_sse_call(model, request, ResponsesDecoder::new(model), options.cancel, options.on_payload)
+        let decoder = ResponsesDecoder::new(model, options.pi_compat);
+        spawn_sse_call(model, request, decoder, options.cancel, options.on_payload)
     }
 }
 
 /// This API's stream decoder, for decoding recorded responses (tests, benchmarks).
 pub fn decoder(model: &Model) -> impl StreamDecoder + use<> {
-    ResponsesDecoder::new(model)
+    ResponsesDecoder::new(model, PiCompat::V0_73)
+}
+
+/// This API's stream decoder as `compat`'s pi reads the stream.
+pub fn decoder_with_compat(model: &Model, compat: PiCompat) -> impl StreamDecoder + use<> {
+    ResponsesDecoder::new(model, compat)
 }
 
 fn build_request(
@@ -90,11 +99,13 @@ fn build_request(
 struct ResponsesDecoder {
     state: ResponsesState,
     model: Model,
+    compat: PiCompat,
 }
 
 impl ResponsesDecoder {
-    fn new(model: &Model) -> Self {
-        Self { state: ResponsesState::new(empty_assistant_message(model)), model: model.clone() }
+    fn new(model: &Model, compat: PiCompat) -> Self {
+        let state = ResponsesState::new(initial_message(model, compat)).with_compat(compat);
+        Self { state, model: model.clone(), compat }
     }
 }
 
@@ -120,6 +131,14 @@ impl StreamDecoder for ResponsesDecoder {
         if name.starts_with("thread.") {
             return Ok(Flow::Continue);
         }
+        // pi 1.5's SDK fails on an event named `error`, worded by its `error` object or the data itself.
+        if name == "error" && self.compat.is_v1_5() {
+            let message = match serde_json::from_str::<Value>(data) {
+                Ok(event) => sdk_error_message(event.get("error").filter(|e| is_truthy(e)).unwrap_or(&event)),
+                Err(_) => data.to_owned(),
+            };
+            return Err(message.into());
+        }
         if self.state.apply_typical_delta(data, events) {
             return Ok(Flow::Continue);
         }
@@ -135,6 +154,9 @@ impl StreamDecoder for ResponsesDecoder {
 
     fn finish(&mut self, _events: &mut Vec<AssistantMessageEvent>) -> Result<(), DecodeError> {
         // As in pi, blocks left open by a cut-short stream are not closed.
+        if self.compat.is_v1_5() {
+            return settled_error(self.state.message(), NO_TERMINAL_EVENT).map_or(Ok(()), |e| Err(e.into()));
+        }
         match self.state.message().stop_reason {
             StopReason::Error | StopReason::Aborted => Err(UNKNOWN_ERROR.into()),
             _ => Ok(()),
@@ -146,20 +168,24 @@ impl StreamDecoder for ResponsesDecoder {
     }
 }
 
-/// Content headers, `Authorization` (when a key is given), the model's headers, the session headers
-/// (`session_id` unless the model's compat turns it off, and `x-client-request-id`), then the call's.
+/// Content headers, the call's `user-agent` (pi 1.5's), `Authorization` (when a key is given), the model's
+/// headers, the session headers (`session_id` unless the model's compat turns it off, at level 1.5 always
+/// `session-id`; and `x-client-request-id`), then the call's.
 fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(USER_AGENT, HeaderValue::from_static(concat!("pi-runtime/", env!("CARGO_PKG_VERSION"))));
+    apply_user_agent(&mut headers, options)?;
     if let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) {
         headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
     }
     apply_headers(&mut headers, &model.headers)?;
     if let Some(session_id) = options.session_id.as_deref().filter(|id| !id.is_empty()) {
         let mut session = Vec::new();
-        if ResponsesCompat::for_model(model).send_session_id_header {
+        if options.pi_compat.is_v1_5() {
+            session.push(("session-id".to_owned(), session_id.to_owned()));
+        } else if ResponsesCompat::for_model(model).send_session_id_header {
             session.push(("session_id".to_owned(), session_id.to_owned()));
         }
         session.push(("x-client-request-id".to_owned(), session_id.to_owned()));
@@ -197,5 +223,24 @@ mod tests {
         assert_eq!(headers.get("session_id").and_then(|v| v.to_str().ok()), Some("model"));
         let keyless = request_headers(&Model::new("p", "m", API, "x"), &StreamOptions::default());
         assert!(keyless.is_ok_and(|h| h.get("authorization").is_none() && h.get("x-client-request-id").is_none()));
+    }
+
+    #[test]
+    fn level_1_5_names_the_session_header_session_id_whatever_the_compat() {
+        let mut model = Model::new("p", "m", API, "http://127.0.0.1:9/v1");
+        model.compat = Some(serde_json::json!({"sendSessionIdHeader": false}));
+        let options = StreamOptions {
+            session_id: Some("s-1".into()),
+            pi_compat: crate::protocol::PiCompat::V1_5,
+            user_agent: Some("pi/1.5.2 (linux; x64)".into()),
+            ..StreamOptions::default()
+        };
+        let headers = request_headers(&model, &options).unwrap_or_default();
+        let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        assert_eq!(
+            (get("session-id"), get("session_id"), get("x-client-request-id")),
+            (Some("s-1"), None, Some("s-1"))
+        );
+        assert_eq!(get("user-agent"), Some("pi/1.5.2 (linux; x64)"));
     }
 }

@@ -1,4 +1,4 @@
-//! The openai-responses request body as pi 0.73 sends it: key order, reasoning settings, cache key,
+//! The openai-responses request body as pi 0.73 (and 1.5) sends it: key order, reasoning settings, cache key,
 //! and the conversion of pi messages into Responses input items (reasoning items replayed from
 //! `thinkingSignature`, message ids from `textSignature`, `call_id|item_id` tool-call ids).
 
@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::ids::{normalize_id_part, normalize_tool_call_id, short_hash};
 use crate::ai::catalog::{ThinkingLevelMap, builtin_thinking_level_map, clamp_thinking_level};
+use crate::ai::output_limit::requested_output_tokens;
 use crate::ai::replay::transform_messages;
 use crate::ai::{LlmContext, Model, StreamOptions, ThinkingLevel, ToolSpec};
 use crate::protocol::{AssistantContent, AssistantMessage, Message, MessageContent, ToolResultMessage, UserContent};
@@ -47,7 +48,8 @@ fn long_cache_retention() -> bool {
     std::env::var(CACHE_RETENTION_ENV).is_ok_and(|value| value == "long")
 }
 
-/// The JSON body pi sends to `{baseUrl}/responses`, keys in pi's order.
+/// The JSON body pi sends to `{baseUrl}/responses`, keys in pi's order. At level 1.5 the output limit is the
+/// model's own fitted to the context window, and tools carry no `strict`.
 pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) -> Value {
     build_body_with_retention(model, context, options, long_cache_retention())
 }
@@ -70,7 +72,12 @@ pub(crate) fn build_body_with_retention(
         body.insert("prompt_cache_retention".into(), json!("24h"));
     }
     body.insert("store".into(), json!(false));
-    let max_tokens = options.max_tokens.unwrap_or_else(|| model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP));
+    let v1_5 = options.pi_compat.is_v1_5();
+    let max_tokens = if v1_5 {
+        requested_output_tokens(model, context, options)
+    } else {
+        options.max_tokens.unwrap_or_else(|| model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP))
+    };
     if max_tokens > 0 {
         body.insert("max_output_tokens".into(), json!(max_tokens));
     }
@@ -78,7 +85,8 @@ pub(crate) fn build_body_with_retention(
         body.insert("temperature".into(), json!(temperature));
     }
     if !context.tools.is_empty() {
-        body.insert("tools".into(), Value::Array(context.tools.iter().map(convert_tool).collect()));
+        let tools = context.tools.iter().map(|tool| convert_tool(tool, !v1_5)).collect();
+        body.insert("tools".into(), Value::Array(tools));
     }
     if model.reasoning {
         insert_reasoning(&mut body, model, options.reasoning);
@@ -112,14 +120,18 @@ fn insert_reasoning(body: &mut Map<String, Value>, model: &Model, level: Option<
     }
 }
 
-fn convert_tool(tool: &ToolSpec) -> Value {
-    json!({
+/// A function tool; pi 0.73 adds `strict: false`, pi 1.5 leaves it out.
+fn convert_tool(tool: &ToolSpec, strict_field: bool) -> Value {
+    let mut out = json!({
         "type": "function",
         "name": tool.name,
         "description": tool.description,
         "parameters": tool.parameters,
-        "strict": false,
-    })
+    });
+    if let (true, Some(object)) = (strict_field, out.as_object_mut()) {
+        object.insert("strict".into(), json!(false));
+    }
+    out
 }
 
 /// The `input` items: system prompt, then each replayed message in order.

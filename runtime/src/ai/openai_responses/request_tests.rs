@@ -289,3 +289,19 @@ fn failed_turns_are_dropped_and_orphaned_calls_answered() {
     assert_eq!(types, ["role", "role", "function_call", "function_call_output", "role"]);
     assert_eq!(body["input"][3]["output"], crate::ai::NO_RESULT_TEXT);
 }
+
+#[test]
+fn level_1_5_sends_no_strict_and_the_models_whole_limit() {
+    let mut model = model();
+    model.max_tokens = 65_536;
+    let context = LlmContext { system_prompt: "S".into(), messages: vec![user("hi")], tools: vec![read_tool()] };
+    let at = |pi_compat| StreamOptions { pi_compat, ..StreamOptions::default() };
+    let v1_5 = build_body_with_retention(&model, &context, &at(crate::protocol::PiCompat::V1_5), false);
+    assert_eq!(v1_5["tools"][0].as_object().map(|o| o.contains_key("strict")), Some(false));
+    assert_eq!(v1_5["max_output_tokens"], 65_536);
+    let v0_73 = build_body_with_retention(&model, &context, &at(crate::protocol::PiCompat::V0_73), false);
+    assert_eq!(
+        (v0_73["max_output_tokens"].clone(), v0_73["tools"][0]["strict"].clone()),
+        (json!(32_000), json!(false))
+    );
+}

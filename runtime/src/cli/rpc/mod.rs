@@ -30,7 +30,7 @@ use super::setup::Prepared;
 use super::signals::{SETTLE_TIMEOUT, StopSignals};
 use crate::agent_session::SessionEventSink;
 use crate::extension::{ExtensionErrorEvent, SessionChangeReason, SessionShutdownEvent, SessionStartEvent};
-use crate::protocol::{AgentEvent, SessionOnlyEvent};
+use crate::protocol::{AgentEvent, SessionOnlyEvent, WireEvent};
 use crate::tools::process_groups::kill_all_process_groups;
 
 /// Serves commands from stdin until it ends; returns the exit code.
@@ -41,11 +41,12 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
     let tool_env = prepared.tool_env.clone();
     let dialogs = ui::PendingDialogs::default();
     prepared.extensions.set_ui(Arc::new(ui::RpcUi { pending: dialogs.clone() }));
+    let level = prepared.pi_compat;
     let session = Rc::new(open_session(prepared, emit).await?);
     let pending = Arc::new(PendingQueue::default());
     let watcher = pending.clone();
     session.subscribe(move |event: &AgentEvent| {
-        write_json(event);
+        write_json(&WireEvent::new(event, level));
         if let Some(update) = watcher.on_event(event) {
             write_json(&update);
         }
