@@ -134,6 +134,16 @@ impl Agent {
         lock(&self.inner.state).clone()
     }
 
+    /// The first value `pick` finds, looking from the newest message back (without copying the context).
+    pub fn find_last_message<T>(&self, pick: impl Fn(&AgentMessage) -> Option<T>) -> Option<T> {
+        lock(&self.inner.state).messages.iter().rev().find_map(pick)
+    }
+
+    /// The active tools (without copying the rest of the state).
+    pub fn state_tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        lock(&self.inner.state).tools.clone()
+    }
+
     pub fn messages(&self) -> Vec<AgentMessage> {
         lock(&self.inner.state).messages.clone()
     }

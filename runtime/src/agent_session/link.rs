@@ -147,7 +147,7 @@ impl SessionLink {
 /// Appends a finished message to the session (pi persists these roles at `message_end`).
 pub(super) fn persist(manager: &mut SessionManager, message: &AgentMessage) -> Result<(), SessionError> {
     match message {
-        AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
+        AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) | AgentMessage::System(_) => {
             manager.append_message(message.clone()).map(drop)
         }
         AgentMessage::Custom(custom) => manager.append_custom_message(custom).map(drop),

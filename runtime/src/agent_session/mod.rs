@@ -13,6 +13,7 @@ mod preferences;
 mod session;
 mod summarize;
 mod switching;
+mod system_record;
 
 #[cfg(test)]
 mod tests_compaction;

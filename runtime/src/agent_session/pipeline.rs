@@ -89,7 +89,8 @@ impl AgentSession {
         self.check_compaction_before_prompt().await?;
         // The user's message starts a new attempt: an overflow in its run may be recovered from again.
         self.reset_overflow_recovery();
-        let mut messages = PromptInput::Text { text: text.clone(), images: images.clone() }.into_messages();
+        let mut messages: Vec<AgentMessage> = self.opening_system_message().into_iter().collect();
+        messages.extend(PromptInput::Text { text: text.clone(), images: images.clone() }.into_messages());
         messages.append(&mut lock(&self.link.next_turn));
         let base_prompt = self.base_system_prompt();
         let outcome = if self.runner.has_handlers(EventKind::BeforeAgentStart) {

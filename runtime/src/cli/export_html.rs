@@ -87,6 +87,8 @@ pub fn write_session_page(
 
 fn render_message(page: &mut String, message: &AgentMessage) {
     match message {
+        // The system prompt record (pi 1.5) is not part of the conversation shown.
+        AgentMessage::System(_) => {}
         AgentMessage::User(user) => section(page, "user", "You", &content_html(&user.content)),
         AgentMessage::Assistant(answer) => {
             let mut body = String::new();

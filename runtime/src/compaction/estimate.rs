@@ -97,6 +97,15 @@ fn message_chars(message: &AgentMessage) -> u64 {
         AgentMessage::BashExecution(bash) => js_len(&bash.command) + js_len(&bash.output),
         AgentMessage::BranchSummary(summary) => js_len(&summary.summary),
         AgentMessage::CompactionSummary(summary) => js_len(&summary.summary),
+        AgentMessage::System(system) => {
+            let sections: u64 =
+                system.sections.iter().flatten().filter_map(|(_, text)| text.as_str()).map(js_len).sum();
+            let tools = system
+                .tools_added
+                .as_ref()
+                .map_or(0, |tools| js_len(&serde_json::to_string(tools).unwrap_or_default()));
+            js_len(&system.content) + sections + tools
+        }
     }
 }
 

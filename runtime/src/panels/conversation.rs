@@ -21,6 +21,7 @@ pub fn message_timestamp(message: &AgentMessage) -> i64 {
         AgentMessage::Custom(m) => m.timestamp,
         AgentMessage::BranchSummary(m) => m.timestamp,
         AgentMessage::CompactionSummary(m) => m.timestamp,
+        AgentMessage::System(m) => m.timestamp,
     }
 }
 
@@ -148,6 +149,7 @@ fn message_label(message: &AgentMessage) -> &'static str {
         AgentMessage::Custom(_) => "notice",
         AgentMessage::BranchSummary(_) => "branch summary",
         AgentMessage::CompactionSummary(_) => "compaction summary",
+        AgentMessage::System(_) => "system prompt",
     }
 }
 

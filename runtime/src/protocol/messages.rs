@@ -214,6 +214,26 @@ pub struct CompactionSummaryMessage {
     pub timestamp: i64,
 }
 
+/// pi 1.5's record of the system prompt in the transcript: its text by named sections (`preamble`, `tools`,
+/// `rules`, ...; a later message may set a section to null to drop it) and the tools offered, as the LLM sees
+/// them. pi-gen writes one before the first prompt at level 1.5; the request's system prompt is still built
+/// from the agent's settings, so these never reach the model as messages.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SystemMessage {
+    /// pi 1.5 leaves this empty when the text is in `sections`.
+    #[serde(default)]
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sections: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Each tool as `{name, description, parameters, constrainedSampling}`.
+    #[serde(rename = "toolsAdded", default, skip_serializing_if = "Option::is_none")]
+    pub tools_added: Option<Vec<Value>>,
+    #[serde(rename = "toolsRemoved", default, skip_serializing_if = "Option::is_none")]
+    pub tools_removed: Option<Vec<Value>>,
+}
+
 /// A message the LLM understands.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role")]
@@ -246,6 +266,9 @@ pub enum AgentMessage {
     BranchSummary(BranchSummaryMessage),
     #[serde(rename = "compactionSummary")]
     CompactionSummary(CompactionSummaryMessage),
+    /// pi 1.5's system prompt record (see [`SystemMessage`]).
+    #[serde(rename = "system")]
+    System(SystemMessage),
 }
 
 impl AgentMessage {
@@ -259,6 +282,7 @@ impl AgentMessage {
             Self::Custom(_) => "custom",
             Self::BranchSummary(_) => "branchSummary",
             Self::CompactionSummary(_) => "compactionSummary",
+            Self::System(_) => "system",
         }
     }
 
@@ -304,4 +328,5 @@ deserialize_tag_first!(AgentMessage, "role", "a message", {
     "custom" => Custom(CustomMessage),
     "branchSummary" => BranchSummary(BranchSummaryMessage),
     "compactionSummary" => CompactionSummary(CompactionSummaryMessage),
+    "system" => System(SystemMessage),
 });

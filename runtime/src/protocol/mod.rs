@@ -25,7 +25,7 @@ pub use events::{
 pub use js_number::now_ms;
 pub use messages::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
-    CustomMessage, Message, MessageContent, ToolResultMessage, UserMessage,
+    CustomMessage, Message, MessageContent, SystemMessage, ToolResultMessage, UserMessage,
 };
 pub use shared_text::SharedText;
 pub use usage::{Cost, StopReason, Usage};

@@ -228,6 +228,8 @@ fn convert_one(message: &AgentMessage) -> Option<Message> {
         Message::User(UserMessage { content: MessageContent::Blocks(vec![UserContent::text(text)]), timestamp })
     };
     Some(match message {
+        // The request carries the system prompt itself; pi 1.5's record of it is not a conversation message.
+        AgentMessage::System(_) => return None,
         AgentMessage::User(m) => Message::User(m.clone()),
         AgentMessage::Assistant(m) => Message::Assistant(m.clone()),
         AgentMessage::ToolResult(m) => Message::ToolResult(m.clone()),

@@ -230,3 +230,97 @@ async fn level_1_5_sends_the_system_prompt_in_blocks_and_names_the_agent_in_the_
     assert!(!system.contains("<tools>") && system.contains("Current date:"), "{system}");
     assert!(agent.as_deref().is_none_or(|agent| !agent.starts_with("pi/")), "{agent:?}");
 }
+
+/// Every `.jsonl` file under the sandbox's sessions directory.
+fn session_lines(sandbox: &Sandbox) -> Vec<Value> {
+    let mut files = Vec::new();
+    let mut pending = vec![sandbox.agent_dir().join("sessions")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).expect("session file");
+    text.lines().map(|line| serde_json::from_str(line).expect("JSON line")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn level_1_5_opens_the_conversation_with_a_system_message_once() {
+    let mock = server(r#"{"responses": [{"text": "one"}, {"text": "two"}, {"text": "three"}]}"#).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let binary = agent_binary("pi");
+    let output =
+        sandbox.run(&binary, &[&MODEL_ARGS[..], &["--pi-compat", "1.5", "--mode", "json", "hi"]].concat()).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let lines: Vec<Value> = stdout(&output).lines().map(|line| serde_json::from_str(line).expect("JSON")).collect();
+    let order: Vec<String> = lines
+        .iter()
+        .take(7)
+        .map(|line| {
+            format!("{} {}", line["type"].as_str().unwrap_or("?"), line["message"]["role"].as_str().unwrap_or(""))
+        })
+        .collect();
+    let expected = [
+        "session ",
+        "agent_start ",
+        "turn_start ",
+        "message_start system",
+        "message_end system",
+        "message_start user",
+        "message_end user",
+    ];
+    assert_eq!(order, expected);
+    let system = &lines[4]["message"];
+    assert_eq!(keys(system), ["role", "content", "sections", "timestamp", "toolsAdded"]);
+    assert_eq!(system["content"], "");
+    let sections = keys(&system["sections"]);
+    assert_eq!((sections.first(), sections.last()), (Some(&"preamble"), Some(&"cwd")), "{sections:?}");
+    assert!(sections.contains(&"tools") && sections.contains(&"rules"), "{sections:?}");
+    let tools: Vec<&str> =
+        system["toolsAdded"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(tools, ["read", "bash", "edit", "write"]);
+    assert_eq!(
+        system["toolsAdded"][0]["constrainedSampling"],
+        serde_json::json!({"type": "json_schema", "strict": "prefer"})
+    );
+    let request = &mock.requests()[0].body;
+    let joined: Vec<&str> =
+        system["sections"].as_object().expect("sections").values().filter_map(Value::as_str).collect();
+    assert_eq!(request["messages"][0]["content"], joined.join("\n\n"), "the sections are the prompt sent");
+    assert_eq!(request["messages"].as_array().map(Vec::len), Some(2), "the record itself is not sent");
+    let end = of_type(&lines, "agent_end");
+    assert_eq!(end[0]["messages"][0]["role"], "system");
+
+    // Saved as the first message entry; a continued conversation does not add another.
+    let again = sandbox.run(&binary, &[&MODEL_ARGS[..], &["--pi-compat", "1.5", "-c", "-p", "again"]].concat()).await;
+    assert!(again.status.success(), "stderr: {}", stderr(&again));
+    let entries = session_lines(&sandbox);
+    let roles: Vec<&str> = entries
+        .iter()
+        .filter(|entry| entry["type"] == "message")
+        .filter_map(|entry| entry["message"]["role"].as_str())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user", "assistant"]);
+    // Other tools make another prompt: a new, complete record comes before the next question.
+    let fewer = sandbox
+        .run(&binary, &[&MODEL_ARGS[..], &["--pi-compat", "1.5", "-c", "--tools", "read", "-p", "3"]].concat())
+        .await;
+    assert!(fewer.status.success(), "stderr: {}", stderr(&fewer));
+    let entries = session_lines(&sandbox);
+    let records: Vec<&Value> = entries.iter().filter(|entry| entry["message"]["role"] == "system").collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[1]["message"]["toolsAdded"].as_array().map(Vec::len), Some(1));
+    assert_eq!(entries.last().expect("entries")["message"]["role"], "assistant");
+    let second = &mock.requests()[1].body["messages"];
+    assert_eq!(
+        second.as_array().map(Vec::len),
+        Some(4),
+        "system prompt, then the four turns minus the record: {second}"
+    );
+}
