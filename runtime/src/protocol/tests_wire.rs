@@ -111,10 +111,19 @@ fn pi_number_text_survives_the_round_trip_byte_for_byte() {
 #[test]
 fn unknown_roles_and_tags_are_rejected_not_guessed() {
     for bad in [
-        r#"{"role":"system","content":"x","timestamp":1}"#,
+        r#"{"role":"developer","content":"x","timestamp":1}"#,
         r#"{"role":"user","content":[{"type":"video","url":"x"}],"timestamp":1}"#,
         r#"{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"sleepy","timestamp":1}"#,
     ] {
         assert!(serde_json::from_str::<AgentMessage>(bad).is_err(), "accepted {bad}");
     }
+}
+
+#[test]
+fn pi_1_5_system_messages_round_trip_with_their_fields_in_order() {
+    let line = r#"{"role":"system","content":"","sections":{"preamble":"You help.","cwd":"<cwd>\n/w\n</cwd>","docs":null},"timestamp":7,"toolsAdded":[{"name":"read","description":"d","parameters":{"type":"object"},"constrainedSampling":{"type":"json_schema","strict":"prefer"}}],"toolsRemoved":[{"name":"ls"}]}"#;
+    let message: AgentMessage = serde_json::from_str(line).unwrap();
+    assert_eq!(message.role(), "system");
+    assert_eq!(serde_json::to_string(&message).unwrap(), line);
+    assert!(message.as_llm_message().is_none(), "the record is never sent as a message");
 }
