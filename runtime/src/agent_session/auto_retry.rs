@@ -163,6 +163,8 @@ pub struct RetryProbe {
     pub settings: RetrySettings,
     pub context_window: Option<u64>,
     pub state: Arc<Mutex<RetryState>>,
+    /// Called when a failed answer is dropped from the context for a retry (pi 1.5 records it in the session).
+    pub on_drop: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl RetryProbe {
@@ -189,7 +191,7 @@ pub async fn run_with_auto_retry<F>(
 where
     F: Future<Output = Result<(), AgentError>>,
 {
-    let probe = RetryProbe { settings, context_window, state: Arc::default() };
+    let probe = RetryProbe { settings, context_window, state: Arc::default(), on_drop: None };
     run_with_auto_retry_probed(agent, &probe, emit, cancel, start).await
 }
 
@@ -229,6 +231,9 @@ where
             }
             RetryDecision::Retry { event, delay } => {
                 emit(&event);
+                if let Some(on_drop) = &probe.on_drop {
+                    on_drop();
+                }
                 drop_last_assistant(agent);
                 tokio::select! {
                     _ = cancel.cancelled() => {

@@ -308,7 +308,8 @@ impl AgentSession {
     {
         let context_window = self.agent.state().model.map(|model| model.context_window);
         let cancel = self.cancel_token();
-        let probe = RetryProbe { settings: self.settings().retry, context_window, state: Arc::default() };
+        let on_drop = self.agent.pi_compat().is_v1_5().then(|| self.record_dropped_answer());
+        let probe = RetryProbe { settings: self.settings().retry, context_window, state: Arc::default(), on_drop };
         *lock(&self.link.retry_probe) = Some(probe.clone());
         let outcome = run_with_auto_retry_probed(&self.agent, &probe, self.emit.clone(), &cancel, start).await;
         *lock(&self.link.retry_probe) = None;

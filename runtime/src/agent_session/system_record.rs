@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::AgentSession;
 use super::link::lock;
-use crate::protocol::{AgentMessage, SystemMessage, now_ms};
+use crate::protocol::{AgentMessage, SessionOnlyEvent, StopReason, SystemMessage, now_ms};
 use crate::tools::AgentTool;
 
 impl AgentSession {
@@ -59,4 +59,30 @@ fn tool_record(tool: &dyn AgentTool) -> Value {
         "parameters": tool.parameters(),
         "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
     })
+}
+
+impl AgentSession {
+    /// pi 1.5's record of a failed answer leaving the context before a retry: a `context_edit` entry that
+    /// drops it (the answer stays in the file), announced by `entry_appended`.
+    pub(super) fn record_dropped_answer(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let (manager, link, emit) = (self.manager.clone(), self.link.clone(), self.emit.clone());
+        Arc::new(move || {
+            let appended = {
+                let mut manager = lock(&manager);
+                let failed = manager.tree().leaf_entry().filter(|entry| {
+                    matches!(entry.message(), Some(AgentMessage::Assistant(answer)) if answer.stop_reason == StopReason::Error)
+                });
+                let Some(target) = failed.map(|entry| entry.id.clone()) else { return };
+                manager.append_context_edit(&target, None)
+            };
+            match appended {
+                Ok(entry) => {
+                    if let Ok(entry) = serde_json::to_value(&entry) {
+                        emit(&SessionOnlyEvent::EntryAppended { entry });
+                    }
+                }
+                Err(error) => link.record_write_error(&error),
+            }
+        })
+    }
 }

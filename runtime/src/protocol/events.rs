@@ -328,6 +328,9 @@ pub enum SessionOnlyEvent {
     ContextPanels(Box<crate::panels::ContextReport>),
     #[serde(rename = "session_info_changed")]
     SessionInfoChanged { name: String },
+    /// A session entry other than a message was written (pi 1.5; e.g. the `context_edit` before a retry).
+    #[serde(rename = "entry_appended")]
+    EntryAppended { entry: Value },
     /// The prompt's work is over: retries and compaction included (pi 1.5; after the last `agent_end`).
     #[serde(rename = "agent_settled")]
     AgentSettled { aborted: bool },

@@ -107,15 +107,27 @@ pub(crate) fn build_indexed(
         EntryKind::Compaction { first_kept_entry_id, .. } => Some((position, path[position], first_kept_entry_id)),
         _ => None,
     });
+    // pi 1.5's context edits on the path: the last one for an entry wins.
+    let edits: HashMap<&str, Option<&AgentMessage>> = path
+        .iter()
+        .filter_map(|entry| match &entry.kind {
+            EntryKind::ContextEdit { target_id, replacement } => Some((target_id.as_str(), replacement.as_ref())),
+            _ => None,
+        })
+        .collect();
+    let push = |messages: &mut Vec<AgentMessage>, entry: &SessionEntry| match edits.get(entry.id.as_str()) {
+        Some(replacement) => messages.extend(replacement.cloned()),
+        None => push_entry_message(messages, entry),
+    };
     match compaction {
         Some((position, entry, first_kept)) => {
             context.messages.extend(entry_message(entry));
             let kept = path[..position].iter().skip_while(|e| e.id != *first_kept);
             for entry in kept.chain(&path[position + 1..]) {
-                push_entry_message(&mut context.messages, entry);
+                push(&mut context.messages, entry);
             }
         }
-        None => path.iter().for_each(|entry| push_entry_message(&mut context.messages, entry)),
+        None => path.iter().for_each(|entry| push(&mut context.messages, entry)),
     }
     context
 }

@@ -132,6 +132,15 @@ pub enum EntryKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         label: Option<String>,
     },
+    /// pi 1.5: from here on the context has `replacement` instead of the message of entry `target_id`, or
+    /// nothing when it is null (pi writes one dropping a failed answer before a retry).
+    #[serde(rename = "context_edit")]
+    ContextEdit {
+        #[serde(rename = "targetId")]
+        target_id: String,
+        #[serde(default)]
+        replacement: Option<AgentMessage>,
+    },
     #[serde(rename = "session_info")]
     SessionInfo {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -156,6 +165,7 @@ impl EntryKind {
             Self::CustomMessage { .. } => "custom_message",
             Self::Label { .. } => "label",
             Self::SessionInfo { .. } => "session_info",
+            Self::ContextEdit { .. } => "context_edit",
             Self::Unrecognized { type_name, .. } => type_name,
         }
     }

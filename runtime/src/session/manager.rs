@@ -145,6 +145,18 @@ impl SessionManager {
         self.persist(&id)
     }
 
+    /// Replaces (or, with `None`, drops) the message of entry `target_id` in the context from here on; returns
+    /// the new entry (pi 1.5's `context_edit`, announced by `entry_appended`).
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<AgentMessage>,
+    ) -> Result<SessionEntry, SessionError> {
+        let entry = self.tree.append_context_edit(target_id, replacement).clone();
+        self.persist(&entry.id)?;
+        Ok(entry)
+    }
+
     /// An extension's message, kept as a `custom_message` entry.
     pub fn append_custom_message(&mut self, message: &CustomMessage) -> Result<String, SessionError> {
         let content = message.content.clone();

@@ -322,3 +322,25 @@ fn convert_to_llm_keeps_llm_roles_and_turns_the_others_into_user_messages() {
     );
     assert_eq!((coding_agent_convert_to_llm())(&messages), converted);
 }
+
+#[test]
+fn context_edits_drop_or_replace_their_target_from_then_on() {
+    let edit = |id: &str, parent: &str, target: &str, replacement: Option<AgentMessage>| {
+        entry(id, Some(parent), EntryKind::ContextEdit { target_id: target.into(), replacement })
+    };
+    let entries = vec![
+        msg("u1", None, user("hi")),
+        msg("a1", Some("u1"), assistant("broken", "m")),
+        edit("e1", "a1", "a1", None),
+        msg("a2", Some("e1"), assistant("fine", "m")),
+        edit("e2", "a2", "u1", Some(user("hello"))),
+    ];
+    assert_eq!(texts(&build_session_context(&entries, Some("e2"))), ["hello", "fine"]);
+    // Before the edits, on the path up to `a1`, the answer is still there.
+    assert_eq!(texts(&build_session_context(&entries, Some("a1"))), ["hi", "broken"]);
+    // pi 1.5 writes `replacement: null`; the line reads back as the same entry.
+    let line = r#"{"type":"context_edit","id":"e1","parentId":"a1","timestamp":"2026-11-27T13:14:34.067Z","targetId":"a1","replacement":null}"#;
+    let parsed: SessionEntry = serde_json::from_str(line).unwrap();
+    assert!(matches!(&parsed.kind, EntryKind::ContextEdit { target_id, replacement: None } if target_id == "a1"));
+    assert_eq!(serde_json::to_string(&parsed).unwrap(), line);
+}

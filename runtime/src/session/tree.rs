@@ -245,6 +245,11 @@ impl SessionTree {
         Ok(self.append(EntryKind::Label { target_id: target_id.to_owned(), label }))
     }
 
+    /// Replaces the message of `target_id` in later contexts (drops it with `None`): a `context_edit` entry.
+    pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<AgentMessage>) -> &SessionEntry {
+        self.append(EntryKind::ContextEdit { target_id: target_id.to_owned(), replacement })
+    }
+
     /// Names the session; line breaks become spaces and the name is trimmed.
     pub fn append_session_info(&mut self, name: &str) -> &SessionEntry {
         let name = name.split(['\r', '\n']).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ");

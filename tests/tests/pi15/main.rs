@@ -197,6 +197,18 @@ async fn agent_end_says_whether_the_session_retries_and_agent_settled_comes_once
     assert_eq!(kinds[retry - 1], "agent_end", "{kinds:?}");
     assert_eq!(of_type(&lines, "agent_settled").len(), 1);
     assert_eq!(kinds.last(), Some(&"agent_settled"));
+
+    // The failed answer leaves the context through a context_edit entry, announced right after the retry
+    // starts; the file keeps the answer itself.
+    assert_eq!(kinds[retry + 1], "entry_appended", "{kinds:?}");
+    let edit = &of_type(&lines, "entry_appended")[0]["entry"];
+    assert_eq!((&edit["type"], &edit["replacement"]), (&Value::from("context_edit"), &Value::Null));
+    let entries = session_lines(&sandbox);
+    let failed = entries.iter().find(|entry| entry["message"]["stopReason"] == "error").expect("the failed answer");
+    assert_eq!(edit["targetId"], failed["id"]);
+    assert_eq!(edit["parentId"], failed["id"]);
+    let saved = entries.iter().find(|entry| entry["type"] == "context_edit").expect("the edit is saved");
+    assert_eq!(saved, edit);
 }
 
 /// The request's system prompt and `user-agent` at each level.
