@@ -211,11 +211,12 @@ fn run_interactive_mode(
         let mcp = prepared.mcp.clone();
         let agent_dir = agent_dir(definition);
         let (settings, _) = Settings::load(&agent_dir, &project_dir(definition, &prepared.cwd));
-        let screen = match args.tui_mode {
-            Some(TuiMode::Fullscreen) => pi_tui::renderer::ScreenMode::Fullscreen,
-            Some(_) => pi_tui::renderer::ScreenMode::Inline,
-            None if settings.string("tuiMode") == Some("fullscreen") => pi_tui::renderer::ScreenMode::Fullscreen,
-            None => pi_tui::renderer::ScreenMode::Inline,
+        // pi 1.5 opens fullscreen unless told otherwise; 0.73 draws inline.
+        let screen = match (args.tui_mode, settings.string("tuiMode")) {
+            (Some(TuiMode::Fullscreen), _) | (None, Some("fullscreen")) => pi_tui::renderer::ScreenMode::Fullscreen,
+            (Some(_), _) | (None, Some("regular")) => pi_tui::renderer::ScreenMode::Inline,
+            (None, _) if prepared.pi_compat.is_v1_5() => pi_tui::renderer::ScreenMode::Fullscreen,
+            (None, _) => pi_tui::renderer::ScreenMode::Inline,
         };
         let start_provider = prepared.agent.state().model.map(|model| model.provider);
         let catalog = model_catalog::ModelCatalog::load(
@@ -238,6 +239,7 @@ fn run_interactive_mode(
                 prepared.cwd.clone(),
                 start_provider.clone(),
             ))),
+            pi_compat: prepared.pi_compat,
         };
         // Whatever went before (the initial messages) becomes the first prompt, as pi does.
         stop_mcp(mcp, interactive::run_interactive(prepared, catalog, options, args.messages.clone()).await).await

@@ -95,6 +95,7 @@ impl App {
         let theme =
             options.theme.as_deref().and_then(|name| Theme::named(name, depth)).unwrap_or_else(|| Theme::dark(depth));
         let mut transcript = Transcript::new();
+        transcript.collapse_reads = options.pi_compat.is_v1_5();
         transcript.push(Item::Static(header(&options.agent_name, &options.version, &theme)));
         let messages = session.agent().messages();
         if !messages.is_empty() {

@@ -28,6 +28,10 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("quit", "Leave (the session is saved)"),
 ];
 
+/// pi 1.5's `/thinking`, listed after `/tree` at that level.
+pub const THINKING_COMMAND: (&str, &str) =
+    ("thinking", "<level> — Set the thinking level (off, minimal, low, medium, high, xhigh)");
+
 /// Every key the interactive mode knows, for `/hotkeys`.
 const HOTKEYS: &str = "\
 | Key | Action |
@@ -90,9 +94,30 @@ impl App {
             "tree" => self.open_tree_picker(),
             "fork" => self.open_fork_picker(),
             "reload" => self.reload(),
+            "thinking" if self.session.agent().pi_compat().is_v1_5() => self.set_thinking(args),
             _ => return false,
         }
         true
+    }
+
+    /// `/thinking [level]`: sets the level, or names the current one.
+    fn set_thinking(&mut self, args: &str) {
+        if args.is_empty() {
+            let current = self.session.agent().state().thinking_level;
+            let text = format!("Thinking level: {}. Set it with /thinking <level>.", current.as_str());
+            self.transcript.notice(text, Role::Muted);
+            return;
+        }
+        match args.parse::<crate::ai::ThinkingLevel>() {
+            Ok(level) => match self.session.set_thinking_level(level) {
+                Ok(applied) => self.transcript.notice(format!("Thinking level: {}", applied.as_str()), Role::Muted),
+                Err(error) => self.transcript.notice(format!("Error: {error}"), Role::Error),
+            },
+            Err(_) => self.transcript.notice(
+                format!("Unknown thinking level \"{args}\": use off, minimal, low, medium, high or xhigh."),
+                Role::Warning,
+            ),
+        }
     }
 
     fn show_session(&mut self) {

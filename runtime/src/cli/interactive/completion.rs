@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use pi_tui::editor::{AutocompleteItem, AutocompleteProvider, CompletionTrigger, Suggestions};
 
-use super::commands::BUILTIN_COMMANDS;
+use super::commands::{BUILTIN_COMMANDS, THINKING_COMMAND};
 use crate::agent_session::AgentSession;
 use crate::cli::resources::Resources;
 
@@ -23,10 +23,13 @@ pub struct CommandCompletion {
 
 impl CommandCompletion {
     pub fn new(session: &AgentSession, resources: &Resources, cwd: PathBuf) -> Self {
-        let mut commands: Vec<(String, String)> = BUILTIN_COMMANDS
-            .iter()
-            .map(|(name, description)| ((*name).to_owned(), (*description).to_owned()))
-            .collect();
+        let mut commands: Vec<(String, String)> = Vec::with_capacity(BUILTIN_COMMANDS.len() + 1);
+        for (name, description) in BUILTIN_COMMANDS {
+            commands.push(((*name).to_owned(), (*description).to_owned()));
+            if *name == "tree" && session.agent().pi_compat().is_v1_5() {
+                commands.push((THINKING_COMMAND.0.to_owned(), THINKING_COMMAND.1.to_owned()));
+            }
+        }
         for command in session.extensions().commands() {
             commands.push((command.name.clone(), command.description.clone()));
         }

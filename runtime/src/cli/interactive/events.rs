@@ -4,7 +4,7 @@
 use pi_tui::Role;
 
 use super::app::App;
-use super::tool_view::{ToolState, ToolView, text_of};
+use super::tool_view::{ToolState, text_of};
 use super::transcript::{AssistantView, Item};
 use crate::protocol::{AgentEvent, AgentMessage, SessionOnlyEvent};
 
@@ -38,7 +38,7 @@ impl App {
                 }
             }
             AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
-                self.transcript.push(Item::Tool(ToolView::new(&tool_call_id, &tool_name, args)));
+                self.transcript.push(Item::Tool(self.transcript.tool_view(&tool_call_id, &tool_name, args)));
             }
             AgentEvent::ToolExecutionUpdate { tool_call_id, partial_result, .. } => {
                 if let Some(view) = self.transcript.tool(&tool_call_id) {

@@ -84,6 +84,8 @@ pub struct InteractiveOptions {
     pub pick_session: bool,
     /// Reads the files again for `/reload`.
     pub reloader: Option<Rc<crate::cli::reload::Reloader>>,
+    /// The pi release whose screens to reproduce (pi 1.5 collapses `read` calls).
+    pub pi_compat: crate::protocol::PiCompat,
 }
 
 /// Runs the interactive mode until the person quits; returns the exit code.

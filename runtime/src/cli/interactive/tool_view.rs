@@ -17,6 +17,8 @@ pub struct ToolView {
     /// The output so far (partial while running).
     pub output: String,
     pub state: ToolState,
+    /// Once it succeeded, only the title shows until tools are expanded (pi 1.5's `read`).
+    pub quiet_when_done: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +30,14 @@ pub enum ToolState {
 
 impl ToolView {
     pub fn new(id: &str, name: &str, args: Value) -> Self {
-        Self { id: id.to_owned(), name: name.to_owned(), args, output: String::new(), state: ToolState::Running }
+        Self {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            args,
+            output: String::new(),
+            state: ToolState::Running,
+            quiet_when_done: false,
+        }
     }
 
     /// The title: the tool in bold and its main argument (the path, the command, the pattern).
@@ -83,7 +92,8 @@ impl ToolView {
         let mut body = vec![String::new()];
         body.extend(wrap_text(&self.title(theme), inner));
         let output = self.output.trim_end_matches('\n');
-        if !output.is_empty() {
+        let quiet = self.quiet_when_done && self.state == ToolState::Done && !expanded;
+        if !output.is_empty() && !quiet {
             body.push(String::new());
             let lines: Vec<&str> = output.split('\n').collect();
             let shown: Vec<&str> = if expanded || lines.len() <= COLLAPSED_LINES {

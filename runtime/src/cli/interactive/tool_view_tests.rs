@@ -50,3 +50,15 @@ fn other_tools_show_their_arguments_and_narrow_boxes_cut_lines() {
     view.state = ToolState::Done;
     insta::assert_snapshot!(shown(&view, 24, false));
 }
+
+#[test]
+fn a_quiet_read_shows_only_its_title_once_done_until_expanded() {
+    let mut view = ToolView::new("1", "read", json!({"path": "hello.txt"}));
+    view.quiet_when_done = true;
+    view.output = "Hello from the fixture file.\nSecond line.".to_owned();
+    view.state = ToolState::Done;
+    assert_eq!(shown(&view, 40, false), "\n read hello.txt\n");
+    assert!(shown(&view, 40, true).contains("Second line."));
+    view.state = ToolState::Failed;
+    assert!(shown(&view, 40, false).contains("Second line."), "a failure is always shown");
+}

@@ -140,6 +140,8 @@ pub struct Transcript {
     entries: Vec<Entry>,
     pub expand_tools: bool,
     pub show_thinking: bool,
+    /// pi 1.5 shows a successful `read` as its title alone until tools are expanded.
+    pub collapse_reads: bool,
     /// The last frame: the conversation's lines, then the lines below it.
     lines: Vec<String>,
     /// The line each entry starts at in `lines`, for the entries drawn into it.
@@ -164,12 +166,20 @@ impl Transcript {
             entries: Vec::new(),
             expand_tools: false,
             show_thinking: true,
+            collapse_reads: false,
             lines: Vec::new(),
             starts: Vec::new(),
             conversation_lines: 0,
             stale_from: 0,
             lines_drawn_with: None,
         }
+    }
+
+    /// The view of a tool call as this transcript shows tools.
+    pub fn tool_view(&self, id: &str, name: &str, args: serde_json::Value) -> ToolView {
+        let mut view = ToolView::new(id, name, args);
+        view.quiet_when_done = self.collapse_reads && name == "read";
+        view
     }
 
     /// Entry `index` and every one after it are drawn into the next frame again.
@@ -234,7 +244,7 @@ impl Transcript {
                     self.push(Item::Assistant(view));
                     for content in &assistant.content {
                         if let AssistantContent::ToolCall(call) = content {
-                            self.push(Item::Tool(ToolView::new(&call.id, &call.name, call.arguments.clone())));
+                            self.push(Item::Tool(self.tool_view(&call.id, &call.name, call.arguments.clone())));
                         }
                     }
                 }
