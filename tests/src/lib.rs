@@ -27,9 +27,23 @@ pub fn agent_binary(name: &str) -> PathBuf {
     if let Some((_, path)) = built.iter().find(|(built_name, _)| built_name == name) {
         return path.clone();
     }
-    let path = build_yaml(&workspace_root().join("agents").join(format!("{name}.yaml")), name);
+    let yaml = workspace_root().join("agents").join(format!("{name}.yaml"));
+    let path = if name == "pi" { build_yaml(&pi_at_0_73(&yaml), name) } else { build_yaml(&yaml, name) };
     built.push((name.to_owned(), path.clone()));
     path
+}
+
+/// agents/pi.yaml speaks pi 1.5 (`pi_compat: "1.5"`); the end-to-end tests of pi's behaviour were written
+/// against pi 0.73.1 and keep running at that level, so `agent_binary("pi")` builds a copy at level 0.73
+/// (`target/e2e/pi-0.73.yaml`). Tests of level 1.5 pass `--pi-compat 1.5`.
+fn pi_at_0_73(yaml: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(yaml).expect("agents/pi.yaml");
+    let line = "pi_compat: \"1.5\"";
+    assert!(text.contains(line), "agents/pi.yaml no longer says {line}");
+    let copy = workspace_root().join("target").join("e2e").join("pi-0.73.yaml");
+    std::fs::create_dir_all(copy.parent().expect("a parent")).expect("target/e2e");
+    std::fs::write(&copy, text.replace(line, "pi_compat: \"0.73\"")).expect("the 0.73 copy");
+    copy
 }
 
 /// Builds the agent `yaml` describes into `target/e2e/<name>` and returns the binary's path.

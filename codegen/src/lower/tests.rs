@@ -33,6 +33,10 @@ fn pi_compat_chooses_the_level_and_defaults_to_0_73() {
     assert!(current.contains("pi_compat:::pi_runtime::protocol::PiCompat::V1_5"), "{current}");
     let unquoted = source_of("version: 1\nname: a\npi_compat: 1.5\n");
     assert!(unquoted.contains("PiCompat::V1_5"), "{unquoted}");
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents/pi.yaml");
+    let spec = crate::yaml::load_spec(&shipped).expect("agents/pi.yaml is valid");
+    let pi = squash(&main_rs(&spec, &LowerContext::new(&shipped)).expect("generates"));
+    assert!(pi.contains("PiCompat::V1_5"), "agents/pi.yaml speaks the current pi");
     let plain = source_of("version: 1\nname: a\n");
     assert!(plain.contains("pi_compat:::pi_runtime::protocol::PiCompat::V0_73"), "{plain}");
     let error = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\npi_compat: \"2\"\n").err().map(|e| e.to_string());
