@@ -42,7 +42,13 @@ fn pi_at_0_73(yaml: &Path) -> PathBuf {
     assert!(text.contains(line), "agents/pi.yaml no longer says {line}");
     let copy = workspace_root().join("target").join("e2e").join("pi-0.73.yaml");
     std::fs::create_dir_all(copy.parent().expect("a parent")).expect("target/e2e");
-    std::fs::write(&copy, text.replace(line, "pi_compat: \"0.73\"")).expect("the 0.73 copy");
+    let wanted = text.replace(line, "pi_compat: \"0.73\"");
+    // Test processes build at the same time: the copy is replaced whole (a rename), never seen half written.
+    if std::fs::read_to_string(&copy).ok().as_deref() != Some(wanted.as_str()) {
+        let partial = copy.with_extension(format!("yaml.{}", std::process::id()));
+        std::fs::write(&partial, &wanted).expect("the 0.73 copy");
+        std::fs::rename(&partial, &copy).expect("the 0.73 copy in place");
+    }
     copy
 }
 

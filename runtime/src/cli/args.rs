@@ -67,6 +67,12 @@ pub struct CliArgs {
     /// Use this session file, or the session whose id starts with this
     #[arg(long = "session", value_name = "path|id")]
     pub session: Option<String>,
+    /// Use this directory's session with exactly this id, or start a new session with it
+    #[arg(long = "session-id", value_name = "id", value_parser = parse_session_id)]
+    pub session_id: Option<String>,
+    /// Name the session (shown when choosing sessions; `-n` for short)
+    #[arg(long = "name", value_name = "name", value_parser = parse_session_name)]
+    pub name: Option<String>,
     /// Copy this session file (or the session whose id starts with this, of any project) into a new session
     /// of this directory and continue there
     #[arg(long = "fork", value_name = "path|id")]
@@ -74,9 +80,19 @@ pub struct CliArgs {
     /// Directory to read and write session files in
     #[arg(long = "session-dir", value_name = "dir")]
     pub session_dir: Option<String>,
-    /// Comma-separated allowlist of tool names to enable
-    #[arg(short = 't', long = "tools", value_name = "tools", value_delimiter = ',')]
+    /// Comma-separated tool names or patterns (* matches anything) to enable; only +name/-name entries add
+    /// to or remove from the defaults instead; MCP tools stay only when an entry names them (mcp__server__*)
+    #[arg(short = 't', long = "tools", value_name = "tools", value_delimiter = ',', allow_hyphen_values = true)]
     pub tools: Option<Vec<String>>,
+    /// Comma-separated tool names or patterns (*) to disable (`-xt` for short)
+    #[arg(
+        long = "exclude-tools",
+        value_name = "tools",
+        value_delimiter = ',',
+        allow_hyphen_values = true,
+        overrides_with = "exclude_tools"
+    )]
+    pub exclude_tools: Option<Vec<String>>,
     /// Disable all tools
     #[arg(long = "no-tools")]
     pub no_tools: bool,
@@ -123,8 +139,14 @@ pub struct CliArgs {
 }
 
 /// pi's single-dash multi-letter flags, rewritten to their long forms before clap sees them.
-const SINGLE_DASH_ALIASES: [(&str, &str); 4] =
-    [("-nt", "--no-tools"), ("-ns", "--no-skills"), ("-np", "--no-prompt-templates"), ("-nc", "--no-context-files")];
+const SINGLE_DASH_ALIASES: [(&str, &str); 6] = [
+    ("-nt", "--no-tools"),
+    ("-ns", "--no-skills"),
+    ("-np", "--no-prompt-templates"),
+    ("-nc", "--no-context-files"),
+    ("-xt", "--exclude-tools"),
+    ("-n", "--name"),
+];
 
 /// Parses `args` (without the program name) for the agent `definition`.
 pub fn parse_args(
@@ -145,7 +167,28 @@ pub fn parse_args(
         rewritten.push(arg);
     }
     let matches = command(definition).try_get_matches_from(rewritten)?;
-    CliArgs::from_arg_matches(&matches)
+    let args = CliArgs::from_arg_matches(&matches)?;
+    if let Err(message) = super::custom_tools::tool_list(args.tools.as_deref()) {
+        return Err(command(definition).error(clap::error::ErrorKind::ValueValidation, message));
+    }
+    Ok(args)
+}
+
+/// A `--session-id`: letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit.
+fn parse_session_id(id: &str) -> Result<String, String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let ends_ok = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    if id.chars().all(allowed) && ends_ok(id.chars().next()) && ends_ok(id.chars().last()) {
+        Ok(id.to_owned())
+    } else {
+        Err("a session id is letters, digits, '-', '_' and '.', and starts and ends with a letter or digit".into())
+    }
+}
+
+/// A `--name`: not blank; kept without surrounding whitespace.
+fn parse_session_name(name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if name.is_empty() { Err("a session name cannot be empty".into()) } else { Ok(name.to_owned()) }
 }
 
 /// The clap command, named and described after the agent.
@@ -230,6 +273,27 @@ mod tests {
         let args = parse(&["--", "-nt"]);
         assert!(!args.no_tools);
         assert_eq!(args.messages, vec!["-nt"]);
+    }
+
+    #[test]
+    fn pi_1_5_session_and_tool_flags() {
+        let args = parse(&["--session-id", "my-session.1", "-n", "  My  Name ", "-xt", "bash,e*", "--tools", "+grep"]);
+        assert_eq!(args.session_id.as_deref(), Some("my-session.1"));
+        assert_eq!(args.name.as_deref(), Some("My  Name"));
+        assert_eq!(args.exclude_tools, Some(vec!["bash".to_owned(), "e*".to_owned()]));
+        assert_eq!(args.tools, Some(vec!["+grep".to_owned()]));
+        assert_eq!(parse(&["--name", "x"]).name.as_deref(), Some("x"));
+        assert_eq!(parse(&["-xt", "a", "--exclude-tools", "b"]).exclude_tools, Some(vec!["b".to_owned()]));
+        let error = |list: &[&str]| {
+            parse_args(&AgentDefinition::default(), list.iter().map(|a| (*a).to_owned())).err().map(|e| e.to_string())
+        };
+        for bad in ["../x", "a b", "", "-a", "a.", "x/y"] {
+            assert!(error(&[&format!("--session-id={bad}")]).is_some_and(|e| e.contains("session id")), "{bad}");
+        }
+        assert!(error(&["--name", "  "]).is_some_and(|e| e.contains("cannot be empty")));
+        assert!(error(&["--tools", "read,+grep"]).is_some_and(|e| e.contains("not both")));
+        assert!(error(&["--tools", "-*"]).is_some_and(|e| e.contains("exact name")));
+        assert!(error(&["-ne"]).is_some(), "-n takes only a separate value");
     }
 
     #[test]

@@ -59,37 +59,124 @@ pub fn build_custom_tools(
     Ok(tools)
 }
 
+/// What `--tools` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolList {
+    /// No `--tools`: the defaults.
+    Defaults,
+    /// Only these tools: names (in the order given) and patterns (`*` matches any run of characters).
+    Only(Vec<String>),
+    /// The defaults with `-name` entries removed and `+name` entries added (exact names only).
+    Change { add: Vec<String>, remove: Vec<String> },
+}
+
+/// Reads `--tools` entries (blank ones ignored): names and patterns, or only `+name`/`-name` changes; mixing
+/// the two, or a pattern after `+`/`-`, is an error text.
+pub fn tool_list(entries: Option<&[String]>) -> Result<ToolList, String> {
+    let Some(entries) = entries else { return Ok(ToolList::Defaults) };
+    let entries: Vec<&str> = entries.iter().map(|entry| entry.trim()).filter(|entry| !entry.is_empty()).collect();
+    let changes = entries.iter().filter(|entry| entry.starts_with(['+', '-'])).count();
+    if changes == 0 {
+        return Ok(ToolList::Only(entries.into_iter().map(str::to_owned).collect()));
+    }
+    if changes < entries.len() {
+        return Err("--tools: give either tool names (a list of the tools to use) or +name/-name entries (changes \
+                    to the default tools), not both"
+            .to_owned());
+    }
+    let (mut add, mut remove) = (Vec::new(), Vec::new());
+    for entry in entries {
+        let (sign, name) = entry.split_at(1);
+        let name = name.trim();
+        if name.is_empty() || name.contains('*') {
+            return Err(format!("--tools: `{entry}`: +name and -name entries take a tool's exact name, not a pattern"));
+        }
+        if sign == "+" { add.push(name.to_owned()) } else { remove.push(name.to_owned()) }
+    }
+    Ok(ToolList::Change { add, remove })
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters (and nothing else is special).
+pub fn tool_pattern_matches(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    for part in middle {
+        match rest.find(part) {
+            Some(index) => rest = &rest[index + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// Whether `--exclude-tools` turns the tool `name` off (built-in, custom or MCP).
+pub fn tool_excluded(args: &CliArgs, name: &str) -> bool {
+    args.exclude_tools
+        .iter()
+        .flatten()
+        .map(|entry| entry.trim())
+        .any(|entry| !entry.is_empty() && tool_pattern_matches(entry, name))
+}
+
 /// The active tools and a warning for each unknown name in `--tools`.
 ///
-/// Built-ins: none under `--no-tools`, the `--tools` names that are built-ins (in the order given), else the
-/// agent's defaults; a built-in whose name a custom tool takes is left out (the custom tool replaces it).
-/// Custom tools follow in YAML order: all of them, unless `--tools` names at least one custom tool, in which
-/// case only the named ones (pi's extension tools likewise stay active under a built-in-only `--tools`).
+/// Built-ins: none under `--no-tools`; the `--tools` names that are built-ins (in the order given), then the
+/// built-ins its patterns match (in the usual order); the agent's defaults without the `-name` and with the
+/// `+name` entries; else the agent's defaults. A built-in whose name a custom tool takes is left out (the
+/// custom tool replaces it). Custom tools follow in YAML order: all of them, unless `--tools` names or
+/// matches at least one custom tool (then only those) or removes some with `-name` (pi's extension tools
+/// likewise stay active under a built-in-only `--tools`). Last, `--exclude-tools` turns off every tool it
+/// names or matches.
 pub fn select_tools(
     definition: &AgentDefinition,
     args: &CliArgs,
     environment: &ToolEnvironment,
     custom: Vec<Arc<dyn AgentTool>>,
 ) -> (Vec<Arc<dyn AgentTool>>, Vec<String>) {
-    let listed: Option<Vec<String>> = args
-        .tools
-        .as_ref()
-        .map(|list| list.iter().map(|name| name.trim().to_owned()).filter(|name| !name.is_empty()).collect());
     let is_custom = |name: &str| custom.iter().any(|tool| tool.name() == name);
     let mut warnings = Vec::new();
-    if let Some(list) = &listed {
-        for name in list {
-            // `mcp__` entries name MCP tools (or patterns of them), which arrive later.
-            if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !is_custom(name) && !name.starts_with("mcp__") {
-                let mut available: Vec<&str> = BUILTIN_TOOL_NAMES.to_vec();
-                available.extend(custom.iter().map(|tool| tool.name()));
-                warnings.push(format!("unknown tool \"{name}\" ignored; available tools: {}", available.join(", ")));
-            }
+    let list = tool_list(args.tools.as_deref()).unwrap_or_else(|error| {
+        warnings.push(error);
+        ToolList::Defaults
+    });
+    let named: Vec<&String> = match &list {
+        ToolList::Defaults => Vec::new(),
+        ToolList::Only(entries) => entries.iter().filter(|entry| !entry.contains('*')).collect(),
+        ToolList::Change { add, remove } => add.iter().chain(remove).collect(),
+    };
+    for name in named {
+        // `mcp__` entries name MCP tools (or patterns of them), which arrive later.
+        if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !is_custom(name) && !name.starts_with("mcp__") {
+            let mut available: Vec<&str> = BUILTIN_TOOL_NAMES.to_vec();
+            available.extend(custom.iter().map(|tool| tool.name()));
+            warnings.push(format!("unknown tool \"{name}\" ignored; available tools: {}", available.join(", ")));
         }
     }
-    let builtin_names: Vec<String> =
-        if args.no_tools { Vec::new() } else { listed.clone().unwrap_or_else(|| definition.tools.clone()) };
-    let filter_custom = listed.as_ref().is_some_and(|list| list.iter().any(|name| is_custom(name)));
+    let defaults = || if args.no_tools { Vec::new() } else { definition.tools.clone() };
+    let builtin_names: Vec<String> = match &list {
+        ToolList::Defaults => defaults(),
+        ToolList::Only(_) if args.no_tools => Vec::new(),
+        ToolList::Only(entries) => {
+            let (patterns, mut names): (Vec<&String>, Vec<String>) = (
+                entries.iter().filter(|entry| entry.contains('*')).collect(),
+                entries.iter().filter(|entry| !entry.contains('*')).cloned().collect(),
+            );
+            let matched =
+                BUILTIN_TOOL_NAMES.iter().filter(|name| patterns.iter().any(|p| tool_pattern_matches(p, name)));
+            names.extend(matched.map(|name| (*name).to_owned()));
+            names
+        }
+        ToolList::Change { add, remove } => {
+            let mut names = defaults();
+            names.retain(|name| !remove.contains(name));
+            names.extend(add.iter().filter(|name| BUILTIN_TOOL_NAMES.contains(&name.as_str())).cloned());
+            names
+        }
+    };
     let mut tools: Vec<Arc<dyn AgentTool>> = Vec::with_capacity(builtin_names.len() + custom.len());
     for name in &builtin_names {
         if is_custom(name) || tools.iter().any(|tool| tool.name() == name) {
@@ -98,15 +185,23 @@ pub fn select_tools(
         match builtin_tool(name, environment) {
             Some(tool) => tools.push(tool),
             // Unknown `--tools` names were reported above; the agent's own list is checked at build time.
-            None if listed.is_some() => {}
+            None if !matches!(list, ToolList::Defaults) => {}
             None => warnings
                 .push(format!("unknown tool \"{name}\" ignored; available tools: {}", BUILTIN_TOOL_NAMES.join(", "))),
         }
     }
-    let wanted = |tool: &Arc<dyn AgentTool>| {
-        !filter_custom || listed.as_ref().is_some_and(|list| list.iter().any(|name| name == tool.name()))
+    let listed = |name: &str| match &list {
+        ToolList::Only(entries) => entries.iter().any(|e| !e.starts_with("mcp__") && tool_pattern_matches(e, name)),
+        _ => false,
     };
-    tools.extend(custom.into_iter().filter(wanted));
+    let filter_custom = custom.iter().any(|tool| listed(tool.name()));
+    let custom_wanted = |name: &str| match &list {
+        ToolList::Only(_) => !filter_custom || listed(name),
+        ToolList::Change { remove, .. } => !remove.iter().any(|removed| removed == name),
+        _ => true,
+    };
+    tools.extend(custom.iter().filter(|tool| custom_wanted(tool.name())).cloned());
+    tools.retain(|tool| !tool_excluded(args, tool.name()));
     (tools, warnings)
 }
 

@@ -203,3 +203,78 @@ fn the_system_prompt_lists_custom_tools_with_snippets_and_guidelines() {
     assert!(prompt.contains("- greet: greet: the snippet\n- lookup: lookup: the snippet"), "{prompt}");
     assert!(prompt.contains("- Use greet with care\n- Use lookup with care"), "{prompt}");
 }
+
+#[test]
+fn plus_and_minus_entries_change_the_defaults() {
+    let definition = agent(vec![command("greet"), rust("lookup")]);
+    let (tools, warnings) = select(&definition, &["--tools", "+grep,-bash,+ls"]);
+    assert_eq!(tools, ["read", "edit", "write", "grep", "ls", "greet", "lookup"]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(select(&definition, &["--tools", "-edit,-greet"]).0, ["read", "bash", "write", "lookup"]);
+    assert_eq!(select(&definition, &["-nt", "--tools", "+grep"]).0, ["grep", "greet", "lookup"]);
+    assert_eq!(select(&definition, &["--tools", "+read"]).0, ["read", "bash", "edit", "write", "greet", "lookup"]);
+    let (_, warnings) = select(&definition, &["--tools", "+frob"]);
+    assert!(warnings.len() == 1 && warnings[0].contains("\"frob\""), "{warnings:?}");
+}
+
+#[test]
+fn patterns_pick_tools_after_the_names_given() {
+    let definition = agent(vec![command("greet"), rust("lookup")]);
+    let (tools, warnings) = select(&definition, &["--tools", "*"]);
+    assert_eq!(tools, ["read", "bash", "edit", "write", "grep", "find", "ls", "greet", "lookup"]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(select(&definition, &["--tools", "*s,read"]).0, ["read", "ls", "greet", "lookup"]);
+    assert_eq!(select(&definition, &["--tools", "ls,*"]).0[..2], ["ls", "read"]);
+    assert_eq!(select(&definition, &["--tools", "read,g*"]).0, ["read", "grep", "greet"]);
+    assert_eq!(select(&definition, &["--tools", "?s"]).0, ["greet", "lookup"], "only * is special");
+    assert!(select(&definition, &["--tools", "zz*"]).1.is_empty(), "a pattern matching nothing is no mistake");
+}
+
+#[test]
+fn exclude_tools_turns_off_any_tool() {
+    let definition = agent(vec![command("greet"), rust("lookup")]);
+    assert_eq!(select(&definition, &["--exclude-tools", "bash,e*"]).0, ["read", "write", "greet", "lookup"]);
+    assert_eq!(
+        select(&definition, &["-xt", "lookup", "--tools", "+grep"]).0,
+        ["read", "bash", "edit", "write", "grep", "greet"]
+    );
+    assert_eq!(
+        select(&definition, &["-xt", "read", "-xt", "bash"]).0,
+        ["read", "edit", "write", "greet", "lookup"],
+        "the last list counts"
+    );
+    assert_eq!(select(&definition, &["--exclude-tools", "*"]).0, Vec::<String>::new());
+    let args = args(&["--exclude-tools", "mcp__files__*"]);
+    assert!(tool_excluded(&args, "mcp__files__read") && !tool_excluded(&args, "mcp__web__get"));
+}
+
+#[test]
+fn tool_lists_and_patterns_parse() {
+    let list = |entries: &[&str]| {
+        let entries: Vec<String> = entries.iter().map(|e| (*e).to_owned()).collect();
+        tool_list(Some(&entries))
+    };
+    assert_eq!(tool_list(None), Ok(ToolList::Defaults));
+    assert_eq!(list(&[" read", "", "g*"]), Ok(ToolList::Only(vec!["read".into(), "g*".into()])));
+    assert_eq!(
+        list(&["+grep", " -bash"]),
+        Ok(ToolList::Change { add: vec!["grep".into()], remove: vec!["bash".into()] })
+    );
+    assert!(list(&["read", "+grep"]).is_err_and(|e| e.contains("not both")));
+    assert!(list(&["+g*"]).is_err_and(|e| e.contains("`+g*`")));
+    assert!(list(&["-"]).is_err());
+    for (pattern, name, expected) in [
+        ("*", "read", true),
+        ("re*", "read", true),
+        ("*ad", "read", true),
+        ("r*d", "read", true),
+        ("r*a*d", "read", true),
+        ("r*x", "read", false),
+        ("read", "read", true),
+        ("rea", "read", false),
+        ("mcp__*__get", "mcp__web__get", true),
+        ("a*a", "a", false),
+    ] {
+        assert_eq!(tool_pattern_matches(pattern, name), expected, "{pattern} vs {name}");
+    }
+}

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use crate::protocol::ImageContent;
 
-/// Every command type pi's RPC mode knows, in its order.
-pub const COMMAND_TYPES: [&str; 30] = [
+/// Every command type pi's RPC mode knows (pi 0.73's in its order, then those pi 1.5 added).
+pub const COMMAND_TYPES: [&str; 34] = [
     "prompt",
     "steer",
     "follow_up",
@@ -38,6 +38,10 @@ pub const COMMAND_TYPES: [&str; 30] = [
     "get_messages",
     "get_commands",
     "extension_ui_response",
+    "clear_queue",
+    "get_available_thinking_levels",
+    "get_entries",
+    "get_tree",
 ];
 
 /// One command with its arguments (field names as on the wire).
@@ -99,6 +103,8 @@ pub enum RpcCommand {
     GetAvailableModels,
     Bash {
         command: String,
+        /// Keep the output in the session but out of the model's context (pi 1.5).
+        exclude_from_context: Option<bool>,
     },
     AbortBash,
     NewSession {
@@ -114,9 +120,26 @@ pub enum RpcCommand {
     ExportHtml {
         output_path: Option<String>,
     },
+    /// Empties the steering and follow-up queues and returns their texts (pi 1.5).
+    ClearQueue,
+    /// The thinking levels the current model accepts (pi 1.5).
+    GetAvailableThinkingLevels,
+    /// The session's entries in append order, all of them or those after `since` (pi 1.5).
+    GetEntries {
+        /// Present (even as `null`) means "after this entry id".
+        #[serde(default, deserialize_with = "present")]
+        since: Option<Value>,
+    },
+    /// The session's entries as a tree, with labels (pi 1.5).
+    GetTree,
     /// A known command this agent does not carry out yet (its name).
     #[serde(skip)]
     Unsupported(String),
+}
+
+/// Keeps a field that is present, even as `null` (serde's `Option` would read `null` as absent).
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 /// A line that is a command, or the reply that says why it is not.
@@ -189,6 +212,27 @@ impl RpcReply {
             data: None,
             error: Some(error.into()),
         }
+    }
+}
+
+/// A successful reply whose `data` is JSON text already (session entries, which keep their JavaScript
+/// numbers and field order as the session file has them).
+#[derive(Debug, Serialize)]
+pub struct RawReply {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<Value>,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub command: &'static str,
+    pub success: bool,
+    pub data: Box<serde_json::value::RawValue>,
+}
+
+impl RawReply {
+    /// Success with `data`, which must be one JSON value.
+    pub fn new(id: Option<Value>, command: &'static str, data: String) -> Result<Self, serde_json::Error> {
+        let data = serde_json::value::RawValue::from_string(data)?;
+        Ok(Self { id, kind: "response", command, success: true, data })
     }
 }
 

@@ -10,14 +10,14 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::command::{ParsedLine, RpcCommand, RpcReply, parse_line};
+use super::command::{ParsedLine, RawReply, RpcCommand, RpcReply, parse_line};
+use super::entries::{entries_json, tree_json};
 use super::export::export_session;
-use super::prompt_run::{PromptRun, parse_streaming_behavior, still_working};
-use super::state::{fork_messages, model_json, session_state, slash_commands};
-use super::user_bash::run_user_bash;
+use super::prompt_run::{Disposition, PendingAck, PromptRun, accepted, parse_streaming_behavior, still_working};
+use super::state::{available_thinking_levels, fork_messages, model_json, session_state, slash_commands};
+use super::user_bash::run_user_bash_streaming;
 use crate::agent::QueueMode;
 use crate::agent_session::{AgentSession, ForkOutcome, PromptOptions, StreamingBehavior};
-use crate::ai::ThinkingLevel;
 use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::modes::write_json;
 use crate::cli::pending_queue::PendingQueue;
@@ -26,15 +26,15 @@ use crate::cli::yaml_commands::{
     YamlCommandOutcome, notify_request, queue_refusal, run_yaml_command, session_yaml_command,
 };
 use crate::extension::{InputSource, ModelSelectSource};
-use crate::protocol::{AgentMessage, ImageContent, SessionOnlyEvent};
+use crate::protocol::{AgentMessage, ImageContent, PiCompat, SessionOnlyEvent};
 use crate::tools::ToolEnvironment;
 
 /// The RPC session: the agent session, the queued texts, and the work running in the background.
 pub struct Rpc {
-    session: Rc<AgentSession>,
+    pub(super) session: Rc<AgentSession>,
     pending: Arc<PendingQueue>,
     resources: Resources,
-    models: ModelCatalog,
+    pub(super) models: ModelCatalog,
     tool_env: ToolEnvironment,
     agent_name: String,
     /// Cancels the user's command under way (`abort_bash`).
@@ -47,6 +47,10 @@ pub struct Rpc {
     tasks: RefCell<Vec<JoinHandle<()>>>,
     /// A prompt has been accepted and has not finished (true before the agent starts streaming).
     busy: Rc<RefCell<bool>>,
+    /// The pi release whose replies this session gives.
+    level: PiCompat,
+    /// A pi 1.5 prompt's acknowledgement, until its run starts.
+    ack: PendingAck,
 }
 
 impl Rpc {
@@ -62,7 +66,27 @@ impl Rpc {
         let (bash_cancel, deferred) = (RefCell::new(None), Rc::new(RefCell::new(Vec::new())));
         let agent_name = agent_name.to_owned();
         let stop = CancellationToken::new();
-        Self { session, pending, resources, models, tool_env, agent_name, bash_cancel, stop, deferred, tasks, busy }
+        let (level, ack) = (PiCompat::default(), PendingAck::default());
+        Self {
+            session,
+            pending,
+            resources,
+            models,
+            tool_env,
+            agent_name,
+            bash_cancel,
+            stop,
+            deferred,
+            tasks,
+            busy,
+            level,
+            ack,
+        }
+    }
+
+    /// Answers as pi `level` does; a pi 1.5 prompt's acknowledgement waits in `ack` until its run starts.
+    pub fn at_level(self, level: PiCompat, ack: PendingAck) -> Self {
+        Self { level, ack, ..self }
     }
 
     /// Parses and carries out one stdin line, printing its reply (now, or when its work ends).
@@ -109,16 +133,35 @@ impl Rpc {
                 Some(error) => RpcReply::failure(id, Some("steer"), error),
                 None => {
                     self.queue(message, images, StreamingBehavior::Steer);
-                    RpcReply::ok(id, "steer")
+                    accepted(self.level, id, "steer", Disposition::Queued)
                 }
             },
             RpcCommand::FollowUp { message, images } => match queue_refusal(&self.resources.commands, &message) {
                 Some(error) => RpcReply::failure(id, Some("follow_up"), error),
                 None => {
                     self.queue(message, images, StreamingBehavior::FollowUp);
-                    RpcReply::ok(id, "follow_up")
+                    accepted(self.level, id, "follow_up", Disposition::Queued)
                 }
             },
+            RpcCommand::ClearQueue => {
+                let (steering, follow_up) = self.pending.texts();
+                self.pending.take_all();
+                session.agent().clear_all_queues();
+                write_json(&SessionOnlyEvent::QueueUpdate { steering: Vec::new(), follow_up: Vec::new() });
+                RpcReply::with_data(id, "clear_queue", json!({ "steering": steering, "followUp": follow_up }))
+            }
+            RpcCommand::GetAvailableThinkingLevels => {
+                let levels = available_thinking_levels(session);
+                RpcReply::with_data(id, "get_available_thinking_levels", json!({ "levels": levels }))
+            }
+            RpcCommand::GetEntries { since } => {
+                let text = entries_json(&session.manager(), since.as_ref());
+                return raw_reply(id, "get_entries", text);
+            }
+            RpcCommand::GetTree => {
+                let text = tree_json(&session.manager());
+                return raw_reply(id, "get_tree", text);
+            }
             RpcCommand::Abort => {
                 session.abort();
                 session.agent().wait_for_idle().await;
@@ -188,7 +231,9 @@ impl Rpc {
                     self.models.available().iter().map(|registered| model_json(&registered.model)).collect();
                 RpcReply::with_data(id, "get_available_models", json!({ "models": models }))
             }
-            RpcCommand::Bash { command } => return self.user_bash(id, command),
+            RpcCommand::Bash { command, exclude_from_context } => {
+                return self.user_bash(id, command, exclude_from_context);
+            }
             RpcCommand::AbortBash => {
                 if let Some(cancel) = self.bash_cancel.borrow().as_ref() {
                     cancel.cancel();
@@ -245,12 +290,13 @@ impl Rpc {
                 Some(Err(error)) => return Some(RpcReply::failure(id, Some("prompt"), error)),
                 Some(Ok(behavior)) => self.queue(message, images, behavior),
             }
-            return Some(RpcReply::ok(id, "prompt"));
+            return Some(accepted(self.level, id, "prompt", Disposition::Queued));
         }
-        write_json(&RpcReply::ok(id.clone(), "prompt"));
+        let run = self.prompt_run();
+        run.acknowledge(id.clone());
         *self.busy.borrow_mut() = true;
         let options = PromptOptions { images, source: InputSource::Rpc, ..PromptOptions::default() };
-        let task = tokio::task::spawn_local(self.prompt_run().run(id, message, options));
+        let task = tokio::task::spawn_local(run.run(id, message, options));
         self.keep(task);
         None
     }
@@ -267,7 +313,13 @@ impl Rpc {
     }
 
     fn prompt_run(&self) -> PromptRun {
-        PromptRun { session: self.session.clone(), busy: self.busy.clone(), deferred: self.deferred.clone() }
+        PromptRun {
+            session: self.session.clone(),
+            busy: self.busy.clone(),
+            deferred: self.deferred.clone(),
+            level: self.level,
+            ack: self.ack.clone(),
+        }
     }
 
     /// A command of the YAML runs at once, even while the agent works (`abort_bash` stops it), and is answered
@@ -295,15 +347,15 @@ impl Rpc {
                     };
                     let delivered = run.session.queue_message(text.clone(), options.images, behavior);
                     write_json(&pending.push(&text, &delivered, behavior));
-                    write_json(&RpcReply::ok(id, "prompt"));
+                    write_json(&accepted(run.level, id, "prompt", Disposition::Queued));
                 }
                 YamlCommandOutcome::Prompt(text) => {
-                    write_json(&RpcReply::ok(id.clone(), "prompt"));
+                    run.acknowledge(id.clone());
                     *run.busy.borrow_mut() = true;
                     run.run(id, text, options).await;
                 }
                 YamlCommandOutcome::Show(output) => {
-                    write_json(&RpcReply::ok(id, "prompt"));
+                    write_json(&accepted(run.level, id, "prompt", Disposition::Handled));
                     write_json(&notify_request(&output, false));
                 }
                 YamlCommandOutcome::Error(error) => write_json(&RpcReply::failure(id, Some("prompt"), error)),
@@ -319,15 +371,23 @@ impl Rpc {
     }
 
     /// Runs the user's command in the background and replies with its result; the output joins the
-    /// conversation now, or after the prompt under way.
-    fn user_bash(&self, id: Option<Value>, command: String) -> Option<RpcReply> {
+    /// conversation now, or after the prompt under way (marked to stay out of the model's context when the
+    /// client asked). At pi 1.5's level the output streams meanwhile as `bash_execution_update` events.
+    fn user_bash(&self, id: Option<Value>, command: String, exclude: Option<bool>) -> Option<RpcReply> {
         let cancel = self.stop.child_token();
         *self.bash_cancel.borrow_mut() = Some(cancel.clone());
         let (session, env, busy, deferred) =
             (self.session.clone(), self.tool_env.clone(), self.busy.clone(), self.deferred.clone());
+        let stream = self.level.is_v1_5();
         let task = tokio::task::spawn_local(async move {
-            let reply = match run_user_bash(&env, &command, &cancel).await {
-                Ok(outcome) => {
+            let on_delta = |delta: &str| {
+                if stream {
+                    write_json(&BashUpdate { kind: "bash_execution_update", id: id.as_ref(), delta });
+                }
+            };
+            let reply = match run_user_bash_streaming(&env, &command, &cancel, on_delta).await {
+                Ok(mut outcome) => {
+                    outcome.message.exclude_from_context = exclude;
                     let message = AgentMessage::BashExecution(outcome.message);
                     let saved = if *busy.borrow() || session.agent().is_streaming() {
                         deferred.borrow_mut().push(message);
@@ -363,107 +423,32 @@ impl Rpc {
         None
     }
 
-    fn set_thinking_level(&self, id: Option<Value>, level: &str) -> RpcReply {
-        let level = match level.parse::<ThinkingLevel>() {
-            Ok(level) => level,
-            Err(error) => return RpcReply::failure(id, Some("set_thinking_level"), error.to_string()),
-        };
-        let before = self.session.agent().state().thinking_level;
-        match self.session.set_thinking_level(level) {
-            Ok(now) => {
-                if now != before {
-                    write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: now.as_str().to_owned() });
-                }
-                RpcReply::ok(id, "set_thinking_level")
-            }
-            Err(error) => RpcReply::failure(id, Some("set_thinking_level"), error.to_string()),
-        }
-    }
-
-    fn cycle_thinking_level(&self, id: Option<Value>) -> RpcReply {
-        match self.session.cycle_thinking_level() {
-            Ok(Some(level)) => {
-                write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: level.as_str().to_owned() });
-                RpcReply::with_data(id, "cycle_thinking_level", json!({ "level": level.as_str() }))
-            }
-            Ok(None) => RpcReply::with_data(id, "cycle_thinking_level", Value::Null),
-            Err(error) => RpcReply::failure(id, Some("cycle_thinking_level"), error.to_string()),
-        }
-    }
-
-    /// Switches to `provider`/`id`; returns the model as printed and the thinking level now in effect.
-    async fn switch_model(
-        &self,
-        provider: &str,
-        id: &str,
-        source: ModelSelectSource,
-    ) -> Result<(Value, ThinkingLevel), String> {
-        let chosen = self.models.choose(provider, id)?;
-        let before = self.session.agent().state().thinking_level;
-        let printed = model_json(&chosen.model);
-        let map = chosen.thinking_level_map.as_ref();
-        let level = self
-            .session
-            .set_model(chosen.model, Some(chosen.api_key), map, source)
-            .await
-            .map_err(|error| error.to_string())?;
-        if level != before {
-            write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: level.as_str().to_owned() });
-        }
-        Ok((printed, level))
-    }
-
-    /// Continues in another session file; its model comes back when it can be used.
-    async fn switch_session(&self, id: Option<Value>, path: &str) -> RpcReply {
-        let path = crate::cli::expand_home(std::path::Path::new(path));
-        match self.session.switch_session(&path).await {
-            Ok(false) => RpcReply::with_data(id, "switch_session", json!({ "cancelled": true })),
-            Ok(true) => {
-                let current = self.session.agent().state().model.map(|model| (model.provider, model.id));
-                if let Some((provider, model_id)) =
-                    self.session.session_model().filter(|used| Some(used) != current.as_ref())
-                    && let Err(error) = self.switch_model(&provider, &model_id, ModelSelectSource::Restore).await
-                {
-                    eprintln!(
-                        "Warning: the session used {provider}/{model_id}, which cannot be used here ({error}); keeping the current model"
-                    );
-                }
-                RpcReply::with_data(id, "switch_session", json!({ "cancelled": false }))
-            }
-            Err(error) => RpcReply::failure(id, Some("switch_session"), error.to_string()),
-        }
-    }
-
-    /// The next available model after the current one (wrapping); `null` when there is no other.
-    async fn cycle_model(&self, id: Option<Value>) -> RpcReply {
-        let current = self.session.agent().state().model;
-        let Some(target) = self.models.cycle_from(current.as_ref(), false) else {
-            return RpcReply::with_data(id, "cycle_model", Value::Null);
-        };
-        let (model, mut level) = match self.switch_model(&target.provider, &target.id, ModelSelectSource::Cycle).await {
-            Ok(switched) => switched,
-            Err(error) => return RpcReply::failure(id, Some("cycle_model"), error),
-        };
-        // A level the scope's pattern names replaces the current one (clamped to the model).
-        if let Some(wanted) = target.thinking {
-            match self.session.set_thinking_level(wanted) {
-                Ok(applied) if applied != level => {
-                    write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: applied.as_str().to_owned() });
-                    level = applied;
-                }
-                Ok(_) => {}
-                Err(error) => return RpcReply::failure(id, Some("cycle_model"), error.to_string()),
-            }
-        }
-        let data = json!({ "model": model, "thinkingLevel": level.as_str(), "isScoped": target.scoped });
-        RpcReply::with_data(id, "cycle_model", data)
-    }
-
     /// Keeps a background task so the end of stdin can wait for it; finished ones are dropped.
     fn keep(&self, task: JoinHandle<()>) {
         let mut tasks = self.tasks.borrow_mut();
         tasks.retain(|task| !task.is_finished());
         tasks.push(task);
+    }
+}
+
+/// Output of the user's command as it arrives (pi 1.5), with the `id` of the `bash` command when it had one.
+#[derive(serde::Serialize)]
+struct BashUpdate<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a Value>,
+    delta: &'a str,
+}
+
+/// Prints a reply whose data is JSON text already; the failure to print instead when there is none.
+fn raw_reply(id: Option<Value>, command: &'static str, data: Result<String, String>) -> Option<RpcReply> {
+    match data.and_then(|text| RawReply::new(id.clone(), command, text).map_err(|error| error.to_string())) {
+        Ok(reply) => {
+            write_json(&reply);
+            None
+        }
+        Err(error) => Some(RpcReply::failure(id, Some(command), error)),
     }
 }
 

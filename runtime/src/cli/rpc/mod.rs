@@ -6,7 +6,9 @@
 
 mod command;
 mod dispatch;
+mod entries;
 pub(in crate::cli) mod export;
+mod model_commands;
 mod prompt_run;
 mod state;
 pub(in crate::cli) mod ui;
@@ -22,6 +24,7 @@ use tokio::sync::mpsc;
 pub use command::{COMMAND_TYPES, ParsedLine, RpcCommand, RpcReply, parse_line};
 
 use self::dispatch::Rpc;
+use self::prompt_run::PendingAck;
 use super::error::CliError;
 use super::model_catalog::ModelCatalog;
 use super::modes::{open_session, write_json};
@@ -45,7 +48,15 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
     let session = Rc::new(open_session(prepared, emit).await?);
     let pending = Arc::new(PendingQueue::default());
     let watcher = pending.clone();
+    // A pi 1.5 prompt is acknowledged as its run starts, just before `agent_start`.
+    let ack = PendingAck::default();
+    let held = ack.clone();
     session.subscribe(move |event: &AgentEvent| {
+        if matches!(event, AgentEvent::AgentStart)
+            && let Some(reply) = held.release()
+        {
+            write_json(&reply);
+        }
         write_json(&WireEvent::new(event, level));
         if let Some(update) = watcher.on_event(event) {
             write_json(&update);
@@ -54,7 +65,7 @@ pub async fn run_rpc(prepared: Prepared, models: ModelCatalog, agent_name: &str)
     let start = SessionStartEvent { reason: SessionChangeReason::Startup, previous_session_file: None };
     session.extensions().emit_session_start(&start).await;
     let mut lines = read_stdin_lines(dialogs);
-    let rpc = Rpc::new(session.clone(), pending, resources, models, tool_env, agent_name);
+    let rpc = Rpc::new(session.clone(), pending, resources, models, tool_env, agent_name).at_level(level, ack);
     let mut signals = StopSignals::install().map_err(CliError::Runtime)?;
     let local = tokio::task::LocalSet::new();
     let signalled = local

@@ -1,27 +1,96 @@
 //! How a prompt runs in RPC mode once accepted: the run, then the command output kept while it ran, then a
 //! failure reply; and the replies shared by plain prompts and the YAML's commands.
+//!
+//! pi 0.73 acknowledges a prompt at once and reports a failure in a second reply. pi 1.5 answers once,
+//! saying what became of the prompt (`data.disposition`): `started` as its run starts (just before
+//! `agent_start`), `queued` when it waits behind the run under way, `handled` when a command or an
+//! extension took it without a run; a prompt that cannot start (no model, no key) gets only a failure.
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::command::RpcReply;
 use crate::agent_session::{AgentSession, PromptOptions, StreamingBehavior};
 use crate::cli::modes::write_json;
-use crate::protocol::AgentMessage;
+use crate::protocol::{AgentMessage, PiCompat};
 
-/// What a prompt needs to run: the session, the busy flag it holds while running, and the command output
-/// kept until it ends.
+/// What became of a prompt, `steer` or `follow_up` (pi 1.5's `data.disposition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Disposition {
+    /// Its run started.
+    Started,
+    /// It waits in the steering or follow-up queue.
+    Queued,
+    /// A command or an extension took it; no run started for it.
+    Handled,
+}
+
+impl Disposition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Started => "started",
+            Self::Queued => "queued",
+            Self::Handled => "handled",
+        }
+    }
+}
+
+/// The success reply to `command` at `level`: bare for pi 0.73, with the disposition for pi 1.5.
+pub(super) fn accepted(level: PiCompat, id: Option<Value>, command: &str, disposition: Disposition) -> RpcReply {
+    if level.is_v1_5() {
+        RpcReply::with_data(id, command, json!({ "disposition": disposition.as_str() }))
+    } else {
+        RpcReply::ok(id, command)
+    }
+}
+
+/// A prompt's acknowledgement held until its run starts (pi 1.5): the event printer lets it out just before
+/// `agent_start`, and the prompt lets it out (or replaces it with a failure) when it ends without a run.
+#[derive(Debug, Clone, Default)]
+pub struct PendingAck(Arc<Mutex<Option<RpcReply>>>);
+
+impl PendingAck {
+    pub(super) fn hold(&self, reply: RpcReply) {
+        *self.lock() = Some(reply);
+    }
+
+    /// The held acknowledgement, if any (taking it).
+    pub fn release(&self) -> Option<RpcReply> {
+        self.lock().take()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<RpcReply>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// What a prompt needs to run: the session, the busy flag it holds while running, the command output kept
+/// until it ends, and how it is answered.
 pub(super) struct PromptRun {
     pub(super) session: Rc<AgentSession>,
     pub(super) busy: Rc<RefCell<bool>>,
     pub(super) deferred: Rc<RefCell<Vec<AgentMessage>>>,
+    pub(super) level: PiCompat,
+    pub(super) ack: PendingAck,
 }
 
 impl PromptRun {
-    /// Runs the prompt (the agent is idle and `busy` set), saves the command output kept meanwhile, and
-    /// replies to a failure.
+    /// Acknowledges a prompt about to run: pi 0.73 now, pi 1.5 as its run starts (see [`PendingAck`]).
+    pub(super) fn acknowledge(&self, id: Option<Value>) {
+        let ack = accepted(self.level, id, "prompt", Disposition::Started);
+        if self.level.is_v1_5() {
+            self.ack.hold(ack);
+        } else {
+            write_json(&ack);
+        }
+    }
+
+    /// Runs an acknowledged prompt (the agent is idle and `busy` set), saves the command output kept
+    /// meanwhile, and replies to a failure.
     pub(super) async fn run(self, id: Option<Value>, message: String, options: PromptOptions) {
         let outcome = self.session.prompt_with(message, options).await;
         self.finish(id, outcome);
@@ -41,8 +110,15 @@ impl PromptRun {
                 eprintln!("Error: cannot save a command's output: {error}");
             }
         }
-        if let Err(error) = outcome {
-            write_json(&RpcReply::failure(id, Some("prompt"), error.to_string()));
+        // Still held: the prompt ended without starting a run.
+        let held = if self.level.is_v1_5() { self.ack.release() } else { None };
+        match (outcome, held) {
+            (Ok(()), Some(held)) => write_json(&accepted(self.level, held.id, "prompt", Disposition::Handled)),
+            (Ok(()), None) => {}
+            (Err(error), Some(held)) => write_json(&RpcReply::failure(held.id, Some("prompt"), error.to_string())),
+            // pi 1.5 answers a prompt once; what goes wrong after its run started shows in the events.
+            (Err(error), None) if self.level.is_v1_5() => eprintln!("Error: {error}"),
+            (Err(error), None) => write_json(&RpcReply::failure(id, Some("prompt"), error.to_string())),
         }
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::agent_session::AgentSession;
 use crate::ai::Model;
+use crate::ai::catalog::{builtin_thinking_level_map, supported_thinking_levels};
 use crate::cli::resources::Resources;
 use crate::cli::yaml_commands::description_with_hint;
 use crate::prompt::ResourceSource;
@@ -66,6 +67,14 @@ pub fn session_state(session: &AgentSession, pending: usize) -> Value {
     state.insert("messageCount".into(), json!(agent.messages.len()));
     state.insert("pendingMessageCount".into(), json!(pending));
     Value::Object(state)
+}
+
+/// `get_available_thinking_levels`: the levels the current model accepts, lowest first (`off` alone for a
+/// model that does not reason, or no model).
+pub fn available_thinking_levels(session: &AgentSession) -> Vec<&'static str> {
+    let Some(model) = session.agent().state().model else { return vec!["off"] };
+    let map = builtin_thinking_level_map(&model.provider, &model.id);
+    supported_thinking_levels(&model, map).into_iter().map(|level| level.as_str()).collect()
 }
 
 /// `get_fork_messages`: the user messages on the current branch, with their entry ids.
