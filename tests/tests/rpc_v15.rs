@@ -337,7 +337,6 @@ async fn a_command_of_the_yaml_that_only_shows_output_is_handled_at_1_5() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "the flags parse; opening the session by id and naming it belong in session_select.rs and setup.rs"]
 async fn session_id_opens_or_starts_that_session_and_name_names_it() {
     let mock = server(json!([{"text": "One."}])).await;
     let sandbox = Sandbox::new(&mock.base_url());

@@ -12,7 +12,9 @@ use super::args::CliArgs;
 use super::error::CliError;
 use super::paths::expand_home;
 use crate::AgentDefinition;
-use crate::session::{SessionHeader, SessionManager, list_session_files, read_session_header, sessions_dir};
+use crate::session::{
+    NewSessionOptions, SessionHeader, SessionManager, list_session_files, read_session_header, sessions_dir,
+};
 
 /// The environment variable that overrides where sessions go: the agent-dir variable with `_DIR` replaced by
 /// `_SESSION_DIR` (`PI_CODING_AGENT_DIR` → `PI_CODING_AGENT_SESSION_DIR`).
@@ -28,6 +30,16 @@ pub fn open_session(
     agent_dir: &Path,
     cwd: &Path,
 ) -> Result<SessionManager, CliError> {
+    if args.session_id.is_some() {
+        let conflicts: Vec<&str> =
+            [(args.session.is_some(), "--session"), (args.continue_session, "--continue"), (args.resume, "--resume")]
+                .into_iter()
+                .filter_map(|(given, flag)| given.then_some(flag))
+                .collect();
+        if !conflicts.is_empty() {
+            return Err(CliError::Usage(format!("--session-id cannot be used with {}", conflicts.join(", "))));
+        }
+    }
     if let Some(source) = &args.fork {
         let conflicts: Vec<&str> = [
             (args.session.is_some(), "--session"),
@@ -53,11 +65,20 @@ pub fn open_session(
         return Ok(SessionManager::fork_from(&path, &dir, cwd)?);
     }
     let asks_for_session = args.session.is_some() || args.resume || args.continue_session;
+    let with_id = NewSessionOptions { session_id: args.session_id.clone(), parent_session: None };
     if args.no_session || (!definition.session.enabled && !asks_for_session) {
-        return Ok(SessionManager::in_memory(cwd));
+        return Ok(SessionManager::in_memory_with(cwd, with_id));
     }
     let override_dir = session_dir_override(definition, args, |name| std::env::var_os(name));
     let dir = sessions_dir(agent_dir, override_dir.as_deref(), cwd);
+    // pi 1.5's `--session-id`: this directory's session with exactly that id, else a new one with it.
+    if let Some(id) = &args.session_id {
+        if let Some((path, _)) = sessions_in(&dir).into_iter().find(|(_, header)| header.id == *id) {
+            return Ok(SessionManager::open(&path)?);
+        }
+        eprintln!("Warning: this directory has no session with id {id}; starting a new one with that id");
+        return Ok(SessionManager::create_with(&dir, cwd, with_id)?);
+    }
     if let Some(wanted) = &args.session {
         let path = resolve_session_arg(wanted, &dir, agent_dir)?;
         return Ok(SessionManager::open(&path)?);

@@ -102,6 +102,10 @@ pub(super) fn prepare_in(
         eprintln!("Warning: {warning}");
     }
     let mut session = open_session(definition, args, agent_dir, cwd)?;
+    // pi 1.5's `--name`: a `session_info` entry now (before the model's), also when the name is unchanged.
+    if let Some(name) = &args.name {
+        session.append_session_info(name)?;
+    }
     for warning in session.take_warnings() {
         eprintln!("Warning: {warning}");
     }

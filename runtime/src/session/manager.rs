@@ -40,7 +40,7 @@ impl SessionManager {
         Self::create_with(dir, cwd, NewSessionOptions::default())
     }
 
-    fn create_with(dir: &Path, cwd: &Path, options: NewSessionOptions) -> Result<Self, SessionError> {
+    pub fn create_with(dir: &Path, cwd: &Path, options: NewSessionOptions) -> Result<Self, SessionError> {
         std::fs::create_dir_all(dir).map_err(|source| SessionError::io("create", dir, source))?;
         Ok(Self {
             tree: SessionTree::new(),
@@ -72,7 +72,7 @@ impl SessionManager {
         Self::in_memory_with(cwd, NewSessionOptions::default())
     }
 
-    fn in_memory_with(cwd: &Path, options: NewSessionOptions) -> Self {
+    pub fn in_memory_with(cwd: &Path, options: NewSessionOptions) -> Self {
         Self {
             tree: SessionTree::new(),
             store: SessionStore::in_memory(cwd, options),
