@@ -100,6 +100,23 @@ impl Sandbox {
         self.root.path().join("work")
     }
 
+    /// Every session file (`*.jsonl`) under the agent directory's `sessions/`, in no particular order.
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        let mut pending = vec![self.agent_dir().join("sessions")];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+                    found.push(path);
+                }
+            }
+        }
+        found
+    }
+
     /// Writes a file into the working directory.
     pub fn write(&self, relative: &str, content: &str) {
         let path = self.work_dir().join(relative);

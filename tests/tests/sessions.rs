@@ -17,19 +17,7 @@ async fn server(responses: Value) -> MockLlmServer {
 
 /// Every session file under the sandbox's agent dir.
 fn session_files(sandbox: &Sandbox) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut pending = vec![sandbox.agent_dir().join("sessions")];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
-                found.push(path);
-            }
-        }
-    }
-    found
+    sandbox.session_files()
 }
 
 fn lines(path: &Path) -> Vec<Value> {

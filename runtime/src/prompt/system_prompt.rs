@@ -193,4 +193,4 @@ mod tests;
 
 #[cfg(test)]
 #[path = "system_prompt_snapshots.rs"]
-mod snapshots;
+pub(super) mod snapshots;

@@ -9,7 +9,7 @@ use crate::prompt::{DEFAULT_IDENTITY, ResourceSource, Skill};
 use crate::tools::{ToolEnvironment, builtin_tool};
 
 /// The prompt entries of the built-in tools called `names`, as the CLI makes them.
-fn tools(names: &[&str]) -> Vec<PromptTool> {
+pub(in crate::prompt) fn tools(names: &[&str]) -> Vec<PromptTool> {
     let env = ToolEnvironment::new("/work/project");
     names
         .iter()
@@ -22,7 +22,8 @@ fn tools(names: &[&str]) -> Vec<PromptTool> {
         .collect()
 }
 
-fn options(names: &[&str]) -> SystemPromptOptions {
+/// pi 0.73's options for the built-in tools `names`, in a fixed place and on a fixed date.
+pub(in crate::prompt) fn options(names: &[&str]) -> SystemPromptOptions {
     SystemPromptOptions {
         identity: DEFAULT_IDENTITY.to_owned(),
         tools: tools(names),

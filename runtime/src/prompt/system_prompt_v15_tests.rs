@@ -6,31 +6,10 @@ use std::path::PathBuf;
 use super::*;
 use crate::prompt::{DEFAULT_IDENTITY, InvalidSectionName, PromptTool, ResourceSource, build_system_prompt};
 use crate::protocol::PiCompat;
-use crate::tools::{ToolEnvironment, builtin_tool};
 
-fn tools(names: &[&str]) -> Vec<PromptTool> {
-    let env = ToolEnvironment::new("/work/project");
-    names
-        .iter()
-        .filter_map(|name| builtin_tool(name, &env))
-        .map(|tool| PromptTool {
-            name: tool.name().to_owned(),
-            snippet: tool.prompt_snippet().unwrap_or_else(|| tool.description()).to_owned(),
-            guidelines: tool.prompt_guidelines().to_vec(),
-        })
-        .collect()
-}
-
+/// The 0.73 snapshots' options, at level 1.5.
 fn options(names: &[&str]) -> SystemPromptOptions {
-    SystemPromptOptions {
-        identity: DEFAULT_IDENTITY.to_owned(),
-        tools: tools(names),
-        tools_selected: true,
-        cwd: PathBuf::from("/work/project"),
-        date: Some("2026-11-23".to_owned()),
-        pi_compat: PiCompat::V1_5,
-        ..SystemPromptOptions::default()
-    }
+    SystemPromptOptions { pi_compat: PiCompat::V1_5, ..crate::prompt::system_prompt::snapshots::options(names) }
 }
 
 const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];

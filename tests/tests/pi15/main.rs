@@ -243,20 +243,9 @@ async fn level_1_5_sends_the_system_prompt_in_blocks_and_names_the_agent_in_the_
     assert!(agent.as_deref().is_none_or(|agent| !agent.starts_with("pi/")), "{agent:?}");
 }
 
-/// Every `.jsonl` file under the sandbox's sessions directory.
+/// The lines of the one session file the sandbox holds.
 fn session_lines(sandbox: &Sandbox) -> Vec<Value> {
-    let mut files = Vec::new();
-    let mut pending = vec![sandbox.agent_dir().join("sessions")];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
+    let files = sandbox.session_files();
     assert_eq!(files.len(), 1, "{files:?}");
     let text = std::fs::read_to_string(&files[0]).expect("session file");
     text.lines().map(|line| serde_json::from_str(line).expect("JSON line")).collect()
