@@ -78,6 +78,10 @@ impl AgentTool for BashTool {
             let timeout_secs = arg_number(&args, "timeout")?.filter(|t| t.is_finite() && *t > 0.0);
             let started = Instant::now();
             let out = run_in_shell(&self.env, command, &RunOptions::default(), timeout_secs, &ctx).await?;
+            // Only pi 1.5 has the record; at 0.73 it would cost a read of up to 1 MiB for nothing.
+            if !self.env.pi_compat.is_v1_5() {
+                return command_result(&out, timeout_secs);
+            }
             structured_command_result(&out, timeout_secs, started.elapsed())
         })
     }

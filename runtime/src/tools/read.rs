@@ -75,7 +75,8 @@ impl AgentTool for ReadTool {
                 biased;
                 _ = cancel.cancelled() => Err(aborted_error()),
                 result = read_file_until_cancelled(&self.env.cwd, &path, offset, limit, cancel.clone()) => {
-                    result.map(with_structured_output)
+                    // Only pi 1.5 has the record (for an image, a second copy of its data).
+                    if self.env.pi_compat.is_v1_5() { result.map(with_structured_output) } else { result }
                 }
             }
         })

@@ -81,10 +81,22 @@ async fn empty_output_says_so() {
 }
 
 #[tokio::test]
-async fn non_zero_exit_is_a_flagged_result_with_the_output_and_the_record() {
-    // The agent loop turns the flag into pi 0.73's plain error at that level.
+async fn non_zero_exit_is_an_error_with_the_output() {
     let dir = TempDir::new().unwrap();
-    let failed = run(&dir, json!({"command": "echo oops; exit 3"})).await.unwrap();
+    let err = run(&dir, json!({"command": "echo oops; exit 3"})).await.unwrap_err();
+    assert_eq!(err.message, "oops\n\n\nCommand exited with code 3");
+    let err = run(&dir, json!({"command": "exit 1"})).await.unwrap_err();
+    assert_eq!(err.message, "(no output)\n\nCommand exited with code 1");
+    let fine = run(&dir, json!({"command": "echo fine"})).await.unwrap();
+    assert_eq!(fine.structured_content, None, "pi 0.73 has no record");
+}
+
+#[tokio::test]
+async fn at_pi_1_5_a_non_zero_exit_is_a_flagged_result_with_the_output_and_the_record() {
+    let dir = TempDir::new().unwrap();
+    let mut env = ToolEnvironment::new(dir.path());
+    env.pi_compat = crate::protocol::PiCompat::V1_5;
+    let failed = run_in(env.clone(), "echo oops; exit 3").await.unwrap();
     assert_eq!(failed.is_error, Some(true));
     assert_eq!(text(&failed), "oops\n\n\nCommand exited with code 3");
     let record = failed.structured_content.unwrap();
@@ -92,9 +104,9 @@ async fn non_zero_exit_is_a_flagged_result_with_the_output_and_the_record() {
         (&record["output"], &record["exit_code"], &record["truncated"]),
         (&json!("oops\n"), &json!(3), &json!(false))
     );
-    let silent = run(&dir, json!({"command": "exit 1"})).await.unwrap();
+    let silent = run_in(env.clone(), "exit 1").await.unwrap();
     assert_eq!(text(&silent), "(no output)\n\nCommand exited with code 1");
-    let fine = run(&dir, json!({"command": "echo fine"})).await.unwrap();
+    let fine = run_in(env, "echo fine").await.unwrap();
     assert_eq!((fine.is_error, &fine.structured_content.unwrap()["exit_code"]), (None, &json!(0)));
 }
 
@@ -245,9 +257,8 @@ async fn the_command_prefix_runs_first_in_the_same_shell() {
     let dir = TempDir::new().unwrap();
     let mut env = ToolEnvironment::new(dir.path());
     env.command_prefix = Some("GREETING=from-prefix\nset -e".into());
-    let result = run_in(env, "echo $GREETING; false; echo unreachable").await.unwrap();
-    assert_eq!(result.is_error, Some(true));
-    assert_eq!(text(&result), "from-prefix\n\n\nCommand exited with code 1");
+    let result = run_in(env, "echo $GREETING; false; echo unreachable").await.unwrap_err();
+    assert_eq!(result.message, "from-prefix\n\n\nCommand exited with code 1");
 }
 
 #[tokio::test]
