@@ -73,6 +73,7 @@ fn thinking(runtime: &TokenStream, level: Option<ThinkingSpec>) -> TokenStream {
         ThinkingSpec::Medium => quote!(Medium),
         ThinkingSpec::High => quote!(High),
         ThinkingSpec::Xhigh => quote!(Xhigh),
+        ThinkingSpec::Max => quote!(Max),
     });
     option_tokens(variant.map(|variant| quote!(#runtime::ai::ThinkingLevel::#variant)))
 }

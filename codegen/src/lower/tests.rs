@@ -44,6 +44,17 @@ fn pi_compat_chooses_the_level_and_defaults_to_0_73() {
     assert!(error.contains("a.yaml:3:12") && error.ends_with("expected one of: 0.73, 1.5"), "{error}");
 }
 
+#[test]
+fn thinking_max_needs_level_1_5() {
+    let yaml = "version: 1\nname: a\npi_compat: \"1.5\"\nmodel:\n  thinking: max\n";
+    let spec = parse_spec(Path::new("a.yaml"), yaml).expect("valid");
+    let source = squash(&main_rs(&spec, &LowerContext::new(Path::new("a.yaml"))).expect("generates"));
+    assert!(source.contains("ThinkingLevel::Max"), "{source}");
+    let error = parse_spec(Path::new("a.yaml"), "version: 1\nname: a\nmodel:\n  thinking: max\n").err();
+    let error = error.map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains("a.yaml:4:13") && error.contains("pi_compat: \"1.5\""), "{error}");
+}
+
 /// The text without whitespace, so assertions do not depend on how prettyplease wraps lines.
 fn squash(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()

@@ -140,6 +140,8 @@ pub enum ThinkingSpec {
     Medium,
     High,
     Xhigh,
+    // pi 1.5's level above `xhigh` (only with `pi_compat: "1.5"`).
+    Max,
 }
 
 /// pi's queue modes.

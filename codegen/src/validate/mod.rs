@@ -40,6 +40,14 @@ pub fn semantic_problems(spec: &AgentSpec, spec_dir: &Path) -> Vec<Problem> {
             format!("\"{prefix}\" is not an environment variable prefix; use A-Z, 0-9 and '_'"),
         ));
     }
+    if spec.model.as_ref().and_then(|model| model.thinking) == Some(crate::spec::ThinkingSpec::Max)
+        && spec.pi_compat != Some(crate::spec::PiCompatSpec::V1_5)
+    {
+        out.push(Problem::value(
+            root.key("model").key("thinking"),
+            "`max` is pi 1.5's level; add `pi_compat: \"1.5\"` or use `xhigh`",
+        ));
+    }
     if let Some(dir) = &spec.config_dir
         && (dir.is_empty() || dir.contains('/') || dir == "." || dir == "..")
     {

@@ -59,8 +59,8 @@ pub struct ContextUsage {
 }
 
 impl AgentSession {
-    /// Sets the thinking level, clamped to what the model supports; a change is recorded in the session.
-    /// Returns the level in effect.
+    /// Sets the thinking level, clamped to what the model supports among the levels of the run's pi release
+    /// (`max` only at level 1.5); a change is recorded in the session. Returns the level in effect.
     pub fn set_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, SessionError> {
         let model = self.agent.state().model;
         // A model that cannot reason ignores the request; the level chosen before comes back with the next
@@ -92,8 +92,11 @@ impl AgentSession {
         map: Option<&ThinkingLevelMap>,
     ) -> Result<ThinkingLevel, SessionError> {
         let state = self.agent.state();
+        let pi_compat = self.agent.pi_compat();
         let level = match &state.model {
-            Some(model) => clamp_thinking_level(model, map, level),
+            Some(model) => clamp_thinking_level(model, map, level, pi_compat),
+            // Without a model nothing clamps; a level the release does not know becomes its highest.
+            None if !ThinkingLevel::levels(pi_compat).contains(&level) => ThinkingLevel::Xhigh,
             None => level,
         };
         if level != state.thinking_level {
@@ -138,12 +141,13 @@ impl AgentSession {
         Ok(level)
     }
 
-    /// Moves to the model's next thinking level (after the highest comes `off`); `None` when the model does
-    /// not reason.
+    /// Moves to the model's next thinking level (after the highest comes `off`; pi 1.5's `max` is among them
+    /// at level 1.5 when the model supports it); `None` when the model does not reason.
     pub fn cycle_thinking_level(&self) -> Result<Option<ThinkingLevel>, SessionError> {
         let state = self.agent.state();
         let Some(model) = state.model.as_ref().filter(|model| model.reasoning) else { return Ok(None) };
-        let levels = supported_thinking_levels(model, builtin_thinking_level_map(&model.provider, &model.id));
+        let map = builtin_thinking_level_map(&model.provider, &model.id);
+        let levels = supported_thinking_levels(model, map, self.agent.pi_compat());
         let next = match levels.iter().position(|level| *level == state.thinking_level) {
             Some(index) => levels[(index + 1) % levels.len()],
             None => levels.first().copied().unwrap_or(ThinkingLevel::Off),

@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Model, ModelCost, ThinkingLevel};
+pub use super::thinking::{ThinkingLevelMap, clamp_thinking_level, supported_thinking_levels};
+use super::{Model, ModelCost};
 
 /// The embedded catalog: an array of providers, each with its models (one per line).
 const CATALOG_JSON: &str = include_str!("../../data/models.json");
@@ -98,79 +99,6 @@ pub fn env_api_key(provider: &str, env: &dyn Fn(&str) -> Option<String>) -> Opti
     api_key_env_vars(provider).iter().find_map(|name| env(name).filter(|value| !value.is_empty()))
 }
 
-/// pi's `thinkingLevelMap`: the provider-specific name of each thinking level. A level mapped to
-/// `None` (JSON `null`) is not supported by the model; a level left out keeps its own name, except
-/// `xhigh`, which a model supports only when the map names it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ThinkingLevelMap {
-    levels: BTreeMap<ThinkingLevel, Option<String>>,
-}
-
-impl ThinkingLevelMap {
-    /// `None`: the level is not listed; `Some(None)`: listed as unsupported; `Some(Some(name))`: renamed.
-    pub fn get(&self, level: ThinkingLevel) -> Option<Option<&str>> {
-        self.levels.get(&level).map(Option::as_deref)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.levels.is_empty()
-    }
-
-    /// This map with `other`'s entries laid over it (pi merges models.json overrides this way).
-    pub fn merged_with(&self, other: &ThinkingLevelMap) -> ThinkingLevelMap {
-        let mut levels = self.levels.clone();
-        levels.extend(other.levels.iter().map(|(level, name)| (*level, name.clone())));
-        ThinkingLevelMap { levels }
-    }
-
-    /// Reads a JSON object such as `{"off": null, "xhigh": "max"}`; keys that are not thinking
-    /// levels are ignored (as pi's schema allows them).
-    pub fn from_json(value: &Value) -> Result<ThinkingLevelMap, String> {
-        let Value::Object(object) = value else {
-            return Err("must be an object mapping thinking levels to a string or null".to_owned());
-        };
-        let mut levels = BTreeMap::new();
-        for (key, name) in object {
-            let Ok(level) = key.parse::<ThinkingLevel>() else { continue };
-            let name = match name {
-                Value::Null => None,
-                Value::String(text) => Some(text.clone()),
-                _ => return Err(format!("\"{key}\" must be a string or null")),
-            };
-            levels.insert(level, name);
-        }
-        Ok(ThinkingLevelMap { levels })
-    }
-}
-
-/// The thinking levels `model` accepts, from `off` to `xhigh` (pi's `getSupportedThinkingLevels`).
-pub fn supported_thinking_levels(model: &Model, map: Option<&ThinkingLevelMap>) -> Vec<ThinkingLevel> {
-    if !model.reasoning {
-        return vec![ThinkingLevel::Off];
-    }
-    ThinkingLevel::ALL
-        .into_iter()
-        .filter(|level| match map.and_then(|map| map.get(*level)) {
-            Some(None) => false,
-            Some(Some(_)) => true,
-            None => *level != ThinkingLevel::Xhigh,
-        })
-        .collect()
-}
-
-/// `level` if `model` supports it, else the nearest supported level above it, else below it
-/// (pi's `clampThinkingLevel`).
-pub fn clamp_thinking_level(model: &Model, map: Option<&ThinkingLevelMap>, level: ThinkingLevel) -> ThinkingLevel {
-    let supported = supported_thinking_levels(model, map);
-    if supported.contains(&level) {
-        return level;
-    }
-    let above = ThinkingLevel::ALL.into_iter().filter(|candidate| *candidate > level).find(|c| supported.contains(c));
-    let below =
-        ThinkingLevel::ALL.into_iter().rev().filter(|candidate| *candidate < level).find(|c| supported.contains(c));
-    above.or(below).or_else(|| supported.first().copied()).unwrap_or(ThinkingLevel::Off)
-}
-
 /// The parsed catalog: models in pi's order with their thinking maps alongside.
 struct Catalog {
     models: Vec<Model>,
@@ -237,6 +165,7 @@ fn parse_catalog(text: &str) -> Result<Catalog, String> {
             model.headers = data.headers.into_iter().collect();
             model.compat = merge_compat(provider.compat.as_ref(), data.compat.as_ref());
             let map = data.thinking_level_map.as_ref().map(ThinkingLevelMap::from_json).transpose()?;
+            let map = ThinkingLevelMap::with_v1_5_catalog(map, &model.provider, &model.id);
             catalog.models.push(model);
             catalog.thinking_maps.push(map);
         }
@@ -375,35 +304,6 @@ mod tests {
         assert_eq!(env_api_key("unknown", &env), None);
         let oauth_first = |name: &str| Some(format!("value-of-{name}"));
         assert_eq!(env_api_key("anthropic", &oauth_first).as_deref(), Some("value-of-ANTHROPIC_OAUTH_TOKEN"));
-    }
-
-    #[test]
-    fn thinking_levels_follow_the_model_and_its_map() {
-        use ThinkingLevel::*;
-        let mut plain = Model::new("p", "m", "openai-completions", "http://x");
-        assert_eq!(supported_thinking_levels(&plain, None), [Off]);
-        assert_eq!(clamp_thinking_level(&plain, None, High), Off);
-        plain.reasoning = true;
-        assert_eq!(supported_thinking_levels(&plain, None), [Off, Minimal, Low, Medium, High]);
-        assert_eq!(clamp_thinking_level(&plain, None, Xhigh), High);
-
-        let opus = builtin_model("anthropic", "claude-opus-4-6").expect("in catalog");
-        let map = builtin_thinking_level_map("anthropic", "claude-opus-4-6");
-        assert_eq!(map.and_then(|m| m.get(Xhigh)), Some(Some("max")));
-        assert_eq!(clamp_thinking_level(opus, map, Xhigh), Xhigh);
-
-        let only_high = ThinkingLevelMap::from_json(
-            &serde_json::json!({"off": null, "minimal": null, "low": null, "medium": null}),
-        )
-        .expect("valid");
-        assert_eq!(supported_thinking_levels(&plain, Some(&only_high)), [High]);
-        assert_eq!(clamp_thinking_level(&plain, Some(&only_high), Low), High);
-        assert_eq!(clamp_thinking_level(&plain, Some(&only_high), Xhigh), High);
-        let no_off = ThinkingLevelMap::from_json(&serde_json::json!({"off": null})).expect("valid");
-        assert_eq!(clamp_thinking_level(&plain, Some(&no_off), Off), Minimal);
-        assert!(ThinkingLevelMap::from_json(&serde_json::json!({"low": 3})).is_err());
-        let merged = no_off.merged_with(&ThinkingLevelMap::from_json(&serde_json::json!({"xhigh": "x"})).expect("ok"));
-        assert_eq!((merged.get(Off), merged.get(Xhigh), merged.get(Low)), (Some(None), Some(Some("x")), None));
     }
 
     #[test]

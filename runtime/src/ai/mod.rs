@@ -18,6 +18,7 @@ pub mod replay;
 pub mod scripted;
 pub mod stream;
 pub mod streaming_arguments;
+mod thinking;
 pub mod transport;
 
 use std::sync::Arc;

@@ -59,7 +59,7 @@ pub struct ThinkingBudgets {
 }
 
 impl ThinkingBudgets {
-    /// The budget set for `level` (`xhigh` counts as `high`, `off` as nothing).
+    /// The budget set for `level` (`xhigh` and `max` count as `high`, `off` as nothing).
     pub fn for_level(&self, level: ThinkingLevel) -> Option<u64> {
         match level {
             ThinkingLevel::Off => None,

@@ -12,6 +12,7 @@ use super::registry::{ModelRegistry, RegisteredModel};
 use crate::AgentDefinition;
 use crate::ai::catalog::ThinkingLevelMap;
 use crate::ai::{Model, ThinkingLevel};
+use crate::protocol::PiCompat;
 
 /// The registry with the key sources of this run.
 pub struct ModelCatalog {
@@ -22,6 +23,8 @@ pub struct ModelCatalog {
     runtime_key: Option<(String, String)>,
     /// The scoped models (`--models`, `enabledModels`) that cycling goes through, when any.
     scope: Vec<ScopedModel>,
+    /// The pi release whose thinking levels the scope's patterns may name.
+    pi_compat: PiCompat,
 }
 
 /// Where cycling goes next.
@@ -54,7 +57,7 @@ impl ModelCatalog {
         let auth_path = agent_dir.join("auth.json");
         let auth = AuthFile::load_or_create(&auth_path);
         let runtime_key = cli_key.zip(start_provider).map(|(key, provider)| (provider.to_owned(), key.to_owned()));
-        Ok(Self { registry, auth, auth_path, runtime_key, scope: Vec::new() })
+        Ok(Self { registry, auth, auth_path, runtime_key, scope: Vec::new(), pi_compat: definition.pi_compat })
     }
 
     fn keys(&self) -> KeySources<'_> {
@@ -81,12 +84,19 @@ impl ModelCatalog {
             .collect()
     }
 
+    /// The run's pi release, whose thinking levels the scope's `:<level>` suffixes may name (the agent's
+    /// `pi_compat` until this is called; call it before [`ModelCatalog::with_scope`]).
+    pub fn with_pi_compat(mut self, pi_compat: PiCompat) -> Self {
+        self.pi_compat = pi_compat;
+        self
+    }
+
     /// Cycling goes through the models `patterns` name (`--models`, `enabledModels`; see
     /// [`resolve_model_scope`]) instead of every model with a key.
     pub fn with_scope(mut self, patterns: &[String]) -> Self {
         if !patterns.is_empty() {
             let available: Vec<RegisteredModel> = self.available().into_iter().cloned().collect();
-            self.scope = resolve_model_scope(patterns, &available).0;
+            self.scope = resolve_model_scope(patterns, &available, self.pi_compat).0;
         }
         self
     }

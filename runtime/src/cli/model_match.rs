@@ -5,6 +5,7 @@
 use super::registry::RegisteredModel;
 use super::text_match::locale_compare;
 use crate::ai::ThinkingLevel;
+use crate::protocol::PiCompat;
 
 /// The outcome of matching one pattern.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,14 +76,15 @@ pub fn try_match_model<'a>(pattern: &str, models: &[&'a RegisteredModel]) -> Opt
 }
 
 /// pi's `parseModelPattern` as the CLI uses it: the whole pattern first; then, if it ends in
-/// `:<thinking level>`, the part before it with that level. Any other suffix is part of the id.
-pub fn parse_model_pattern<'a>(pattern: &str, models: &[&'a RegisteredModel]) -> PatternMatch<'a> {
+/// `:<thinking level>` (a level of the pi release `pi_compat`: `max` only from 1.5 on), the part before it
+/// with that level. Any other suffix is part of the id.
+pub fn parse_model_pattern<'a>(pattern: &str, models: &[&'a RegisteredModel], pi_compat: PiCompat) -> PatternMatch<'a> {
     if let Some(model) = try_match_model(pattern, models) {
         return PatternMatch { model: Some(model), thinking: None };
     }
     let Some((prefix, suffix)) = pattern.rsplit_once(':') else { return PatternMatch::default() };
-    let Ok(level) = suffix.parse::<ThinkingLevel>() else { return PatternMatch::default() };
-    let inner = parse_model_pattern(prefix, models);
+    let Ok(level) = ThinkingLevel::parse_at(suffix, pi_compat) else { return PatternMatch::default() };
+    let inner = parse_model_pattern(prefix, models, pi_compat);
     match inner.model {
         Some(model) => PatternMatch { model: Some(model), thinking: Some(level) },
         None => inner,
@@ -158,12 +160,22 @@ mod tests {
     fn thinking_suffixes_are_peeled_from_the_right() {
         let models = [registered("p", "name:with-colon"), registered("p", "plain")];
         let refs: Vec<&RegisteredModel> = models.iter().collect();
-        let found = parse_model_pattern("name:with-colon:high", &refs);
+        let found = parse_model_pattern("name:with-colon:high", &refs, PiCompat::V0_73);
         assert_eq!(found.model.map(|m| m.model.id.as_str()), Some("name:with-colon"));
         assert_eq!(found.thinking, Some(ThinkingLevel::High));
-        let found = parse_model_pattern("plain:low:high", &refs);
+        let found = parse_model_pattern("plain:low:high", &refs, PiCompat::V0_73);
         assert_eq!(found.model.map(|m| m.model.id.as_str()), Some("plain"));
         assert_eq!(found.thinking, Some(ThinkingLevel::High), "the outermost level wins, as in pi");
-        assert!(parse_model_pattern("plain:fast", &refs).model.is_none());
+        assert!(parse_model_pattern("plain:fast", &refs, PiCompat::V0_73).model.is_none());
+    }
+
+    #[test]
+    fn a_max_suffix_is_a_level_only_at_1_5() {
+        let models = [registered("p", "plain")];
+        let refs: Vec<&RegisteredModel> = models.iter().collect();
+        let found = parse_model_pattern("plain:max", &refs, PiCompat::V1_5);
+        assert_eq!(found.model.map(|m| m.model.id.as_str()), Some("plain"));
+        assert_eq!(found.thinking, Some(ThinkingLevel::Max));
+        assert!(parse_model_pattern("plain:max", &refs, PiCompat::V0_73).model.is_none());
     }
 }

@@ -9,6 +9,7 @@ use globset::GlobBuilder;
 use super::model_select::{ModelSource, resolve_cli_model};
 use super::registry::RegisteredModel;
 use crate::ai::ThinkingLevel;
+use crate::protocol::PiCompat;
 
 /// One model of the scope and the thinking level its pattern asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,8 +20,12 @@ pub struct ScopedModel {
 }
 
 /// The scope `patterns` describe among the `available` models (those with a key); warnings name the
-/// patterns that matched nothing.
-pub fn resolve_model_scope(patterns: &[String], available: &[RegisteredModel]) -> (Vec<ScopedModel>, Vec<String>) {
+/// patterns that matched nothing. A `:<level>` suffix names a level of the pi release `pi_compat`.
+pub fn resolve_model_scope(
+    patterns: &[String],
+    available: &[RegisteredModel],
+    pi_compat: PiCompat,
+) -> (Vec<ScopedModel>, Vec<String>) {
     let mut scope: Vec<ScopedModel> = Vec::new();
     let mut warnings = Vec::new();
     let add = |scope: &mut Vec<ScopedModel>, model: &RegisteredModel, thinking: Option<ThinkingLevel>| {
@@ -31,7 +36,7 @@ pub fn resolve_model_scope(patterns: &[String], available: &[RegisteredModel]) -
     };
     for pattern in patterns.iter().map(|pattern| pattern.trim()).filter(|pattern| !pattern.is_empty()) {
         if pattern.contains(['*', '?', '[']) {
-            let (glob, thinking) = split_thinking(pattern);
+            let (glob, thinking) = split_thinking(pattern, pi_compat);
             let matcher = match GlobBuilder::new(glob).case_insensitive(true).literal_separator(true).build() {
                 Ok(glob) => glob.compile_matcher(),
                 Err(error) => {
@@ -55,12 +60,13 @@ pub fn resolve_model_scope(patterns: &[String], available: &[RegisteredModel]) -
             continue;
         }
         // A plain pattern resolves as `--model` does, but only to a model that exists and has a key.
-        let found = resolve_cli_model(available, None, pattern, ModelSource::Flags).ok().and_then(|choice| {
-            let model = available
-                .iter()
-                .find(|known| known.model.provider == choice.model.provider && known.model.id == choice.model.id)?;
-            Some((model, choice.thinking))
-        });
+        let found =
+            resolve_cli_model(available, None, pattern, ModelSource::Flags, pi_compat).ok().and_then(|choice| {
+                let model = available
+                    .iter()
+                    .find(|known| known.model.provider == choice.model.provider && known.model.id == choice.model.id)?;
+                Some((model, choice.thinking))
+            });
         match found {
             Some((model, thinking)) => add(&mut scope, model, thinking),
             None => warnings.push(format!("no models match pattern \"{pattern}\"")),
@@ -69,10 +75,10 @@ pub fn resolve_model_scope(patterns: &[String], available: &[RegisteredModel]) -
     (scope, warnings)
 }
 
-/// `pattern` without a valid `:<thinking>` suffix, and that level.
-fn split_thinking(pattern: &str) -> (&str, Option<ThinkingLevel>) {
+/// `pattern` without a valid `:<thinking>` suffix (a level of the pi release `pi_compat`), and that level.
+fn split_thinking(pattern: &str, pi_compat: PiCompat) -> (&str, Option<ThinkingLevel>) {
     match pattern.rsplit_once(':') {
-        Some((rest, suffix)) => match suffix.parse::<ThinkingLevel>() {
+        Some((rest, suffix)) => match ThinkingLevel::parse_at(suffix, pi_compat) {
             Ok(level) => (rest, Some(level)),
             Err(_) => (pattern, None),
         },
@@ -118,13 +124,26 @@ mod tests {
         let available =
             [model("anthropic", "claude-sonnet-4-5"), model("anthropic", "claude-haiku-4-5"), model("openai", "gpt-5")];
         let patterns = split_patterns("gpt-5:high, *SONNET*, anthropic/*, nothing-like-this");
-        let (scope, warnings) = resolve_model_scope(&patterns, &available);
+        let (scope, warnings) = resolve_model_scope(&patterns, &available, PiCompat::V0_73);
         assert_eq!(ids(&scope), ["openai/gpt-5", "anthropic/claude-sonnet-4-5", "anthropic/claude-haiku-4-5"]);
         assert_eq!(scope[0].thinking, Some(ThinkingLevel::High));
         assert_eq!(scope[1].thinking, None);
         assert_eq!(warnings, ["no models match pattern \"nothing-like-this\""]);
-        let (scope, _) = resolve_model_scope(&split_patterns("anthropic/*:low"), &available);
+        let (scope, _) = resolve_model_scope(&split_patterns("anthropic/*:low"), &available, PiCompat::V0_73);
         assert!(scope.iter().all(|scoped| scoped.thinking == Some(ThinkingLevel::Low)), "{scope:?}");
         assert_eq!(scope.len(), 2);
+    }
+
+    #[test]
+    fn a_max_suffix_names_a_level_only_at_1_5() {
+        let available = [model("anthropic", "claude-opus-4-7"), model("openai", "gpt-5")];
+        let patterns = split_patterns("anthropic/*:max, gpt-5:max");
+        let (scope, warnings) = resolve_model_scope(&patterns, &available, PiCompat::V1_5);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(scope.iter().all(|scoped| scoped.thinking == Some(ThinkingLevel::Max)), "{scope:?}");
+        assert_eq!(scope.len(), 2);
+        let (scope, warnings) = resolve_model_scope(&patterns, &available, PiCompat::V0_73);
+        assert!(scope.is_empty(), "{scope:?}");
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
     }
 }

@@ -11,6 +11,7 @@ use super::model_scope::ScopedModel;
 use super::registry::{ModelRegistry, RegisteredModel};
 use crate::ai::catalog::{DEFAULT_MODEL_PER_PROVIDER, ThinkingLevelMap, default_model_id};
 use crate::ai::{Model, ThinkingLevel};
+use crate::protocol::PiCompat;
 
 /// What the command line and the agent definition ask for.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +29,8 @@ pub struct ModelRequest<'a> {
     pub saved: Option<(&'a str, &'a str)>,
     /// The scoped models (`--models`, `enabledModels`), when any.
     pub scope: &'a [ScopedModel],
+    /// The pi release whose thinking levels a `:<level>` suffix may name (`max` from 1.5 on).
+    pub pi_compat: PiCompat,
 }
 
 /// How the model was chosen.
@@ -79,7 +82,7 @@ pub fn select_model(
 ) -> Result<ModelChoice, CliError> {
     let models = registry.all();
     if let Some(pattern) = request.model {
-        return resolve_cli_model(models, request.provider, pattern, ModelSource::Flags);
+        return resolve_cli_model(models, request.provider, pattern, ModelSource::Flags, request.pi_compat);
     }
     if let Some(provider) = request.provider {
         // pi ignores --provider without --model; here it selects that provider's default model.
@@ -105,9 +108,11 @@ pub fn select_model(
     let default = match (request.default_provider, request.default_model) {
         (Some(provider), Some(id)) => match registry.find(provider, id) {
             Some(found) => Some(Ok(ModelChoice::new(found, ModelSource::AgentDefault))),
-            None => Some(resolve_cli_model(models, Some(provider), id, ModelSource::AgentDefault)),
+            None => Some(resolve_cli_model(models, Some(provider), id, ModelSource::AgentDefault, request.pi_compat)),
         },
-        (None, Some(pattern)) => Some(resolve_cli_model(models, None, pattern, ModelSource::AgentDefault)),
+        (None, Some(pattern)) => {
+            Some(resolve_cli_model(models, None, pattern, ModelSource::AgentDefault, request.pi_compat))
+        }
         (Some(provider), None) => Some(provider_default(models, provider, ModelSource::AgentDefault)),
         (None, None) => None,
     };
@@ -149,12 +154,14 @@ fn provider_default(models: &[RegisteredModel], provider: &str, source: ModelSou
         .ok_or_else(|| CliError::UnknownProvider(provider.to_owned()))
 }
 
-/// pi's `resolveCliModel`: resolves `--model` (and `--provider`) against every model, keyed or not.
+/// pi's `resolveCliModel`: resolves `--model` (and `--provider`) against every model, keyed or not; a
+/// `:<level>` suffix names a level of the pi release `pi_compat`.
 pub fn resolve_cli_model(
     models: &[RegisteredModel],
     cli_provider: Option<&str>,
     cli_model: &str,
     source: ModelSource,
+    pi_compat: PiCompat,
 ) -> Result<ModelChoice, CliError> {
     if models.is_empty() {
         return Err(CliError::NoModels);
@@ -195,7 +202,7 @@ pub fn resolve_cli_model(
         Some(name) => all.iter().copied().filter(|m| m.model.provider == name).collect(),
         None => all.clone(),
     };
-    let found = parse_model_pattern(pattern, &candidates);
+    let found = parse_model_pattern(pattern, &candidates, pi_compat);
     if let Some(model) = found.model {
         return Ok(ModelChoice { thinking: found.thinking, ..ModelChoice::new(model, source) });
     }
@@ -203,7 +210,7 @@ pub fn resolve_cli_model(
         if let Some(exact) = exact_anywhere() {
             return Ok(ModelChoice::new(exact, source));
         }
-        let fallback = parse_model_pattern(cli_model, &all);
+        let fallback = parse_model_pattern(cli_model, &all, pi_compat);
         if let Some(model) = fallback.model {
             return Ok(ModelChoice { thinking: fallback.thinking, ..ModelChoice::new(model, source) });
         }

@@ -25,6 +25,7 @@ fn request<'a>(provider: Option<&'a str>, model: Option<&'a str>) -> ModelReques
         default_model: None,
         saved: None,
         scope: &[],
+        pi_compat: crate::protocol::PiCompat::V0_73,
     }
 }
 
@@ -218,6 +219,28 @@ fn thinking_defaults_to_medium_and_is_clamped() {
     assert_eq!(level(&["--model", "mock/m-think", "--thinking", "xhigh"]), ThinkingLevel::High);
     assert_eq!(level(&["--model", "mock/m-think", "--thinking", "bogus"]), ThinkingLevel::Medium);
     assert_eq!(level(&["--model", "anthropic/claude-opus-4-6:xhigh"]), ThinkingLevel::Xhigh);
+}
+
+#[test]
+fn max_is_a_level_at_1_5_and_refused_at_0_73() {
+    let dir = write_agent_dir(MOCK, None);
+    let env = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "a".to_owned());
+    let resolve = |list: &[&str]| {
+        resolve_model(&AgentDefinition::default(), &args(list), dir.path(), &Settings::default(), &env)
+            .expect("resolves")
+    };
+    let level = |list: &[&str]| resolve(list).thinking;
+    let opus = ["--model", "anthropic/claude-opus-4-7"];
+    assert_eq!(level(&[&opus[..], &["--thinking", "max", "--pi-compat", "1.5"]].concat()), ThinkingLevel::Max);
+    assert_eq!(level(&[&opus[..], &["--thinking", "max"]].concat()), ThinkingLevel::Medium, "ignored at 0.73");
+    assert_eq!(level(&["--model", "anthropic/claude-opus-4-7:max", "--pi-compat", "1.5"]), ThinkingLevel::Max);
+    // At 0.73 `:max` is no level: the whole text is an id the provider does not list.
+    assert_eq!(resolve(&["--model", "anthropic/claude-opus-4-7:max"]).model.id, "claude-opus-4-7:max");
+    let opus_4_6 = ["--model", "anthropic/claude-opus-4-6", "--thinking", "xhigh"];
+    assert_eq!(level(&opus_4_6), ThinkingLevel::Xhigh);
+    assert_eq!(level(&[&opus_4_6[..], &["--pi-compat", "1.5"]].concat()), ThinkingLevel::Max, "4.6 tops at max");
+    let plain = ["--model", "mock/m-think", "--thinking", "max", "--pi-compat", "1.5"];
+    assert_eq!(level(&plain), ThinkingLevel::High, "clamped when the model's map does not name max");
 }
 
 #[test]

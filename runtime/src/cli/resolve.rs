@@ -29,7 +29,8 @@ pub struct ResolvedModel {
 /// Chooses the model from flags, the agent's defaults and the configured keys (pi's catalog, the agent's
 /// own providers and the user's models.json over them), then finds its key (`--api-key`, auth.json,
 /// environment, models.json) and the thinking level (`--thinking`, a `:<level>` suffix, settings
-/// `defaultThinkingLevel`, the agent's `thinking`, else medium; clamped to the model). Warnings go to stderr.
+/// `defaultThinkingLevel`, the agent's `thinking`, else medium; clamped to the model). The levels are those of
+/// the run's pi release (`--pi-compat`, else settings and the YAML): `max` only at 1.5. Warnings go to stderr.
 pub fn resolve_model(
     definition: &AgentDefinition,
     args: &CliArgs,
@@ -38,6 +39,9 @@ pub fn resolve_model(
     env: EnvLookup<'_>,
 ) -> Result<ResolvedModel, CliError> {
     let registry = ModelRegistry::new(load_agent_models(definition.models_json.as_deref(), agent_dir)?);
+    // Invalid settings values were reported once when the run's defaults were set up.
+    let defaults = RunDefaults::new(definition, settings, args.pi_compat).0;
+    let pi_compat = defaults.pi_compat;
     let auth_path = agent_dir.join("auth.json");
     let auth = AuthFile::load_or_create(&auth_path);
     let mut keys =
@@ -48,7 +52,7 @@ pub fn resolve_model(
     } else {
         let available: Vec<_> =
             registry.all().iter().filter(|model| keys.has_auth(&model.model.provider)).cloned().collect();
-        let (scope, warnings) = resolve_model_scope(&patterns, &available);
+        let (scope, warnings) = resolve_model_scope(&patterns, &available, pi_compat);
         for warning in warnings {
             eprintln!("Warning: {warning}");
         }
@@ -62,6 +66,7 @@ pub fn resolve_model(
         default_model: definition.default_model.as_deref(),
         saved: settings.string("defaultProvider").zip(settings.string("defaultModel")),
         scope: &scope,
+        pi_compat,
     };
     let choice = select_model(&registry, &|provider| keys.has_auth(provider), &request)?;
     for warning in &choice.warnings {
@@ -81,7 +86,7 @@ pub fn resolve_model(
         auth_path: keys.auth_path.clone(),
     })?;
     model.headers = registry.request_headers(&model, Some(&api_key), env)?;
-    let requested = match args.thinking.as_deref().map(str::parse::<ThinkingLevel>) {
+    let requested = match args.thinking.as_deref().map(|text| ThinkingLevel::parse_at(text, pi_compat)) {
         Some(Ok(level)) => Some(level),
         Some(Err(error)) => {
             eprintln!("Warning: {error}; ignoring --thinking");
@@ -89,10 +94,8 @@ pub fn resolve_model(
         }
         None => None,
     };
-    // Invalid settings values were reported once when the run's defaults were set up.
-    let default = RunDefaults::new(definition, settings).0.thinking;
-    let level = requested.or(choice.thinking).unwrap_or(default);
-    let thinking = clamp_thinking_level(&model, choice.thinking_level_map.as_ref(), level);
+    let level = requested.or(choice.thinking).unwrap_or(defaults.thinking);
+    let thinking = clamp_thinking_level(&model, choice.thinking_level_map.as_ref(), level, pi_compat);
     Ok(ResolvedModel { model, api_key, thinking })
 }
 

@@ -27,18 +27,28 @@ pub struct RunDefaults {
 impl RunDefaults {
     /// The defaults of `definition` with `settings` applied, and a warning for each settings value that
     /// cannot be used.
-    pub fn new(definition: &AgentDefinition, settings: &Settings) -> (Self, Vec<String>) {
+    /// `flag` is `--pi-compat`, which wins over the settings and the YAML.
+    pub fn new(definition: &AgentDefinition, settings: &Settings, flag: Option<PiCompat>) -> (Self, Vec<String>) {
         let mut warnings = Vec::new();
-        let thinking =
-            setting(settings, "defaultThinkingLevel", "off, minimal, low, medium, high or xhigh", &mut warnings)
-                .or(definition.thinking)
-                .unwrap_or(DEFAULT_THINKING_LEVEL);
+        let mut compat_warnings = Vec::new();
+        let pi_compat =
+            setting(settings, "piCompat", "\"0.73\" or \"1.5\"", &mut compat_warnings).unwrap_or(definition.pi_compat);
+        let pi_compat = flag.unwrap_or(pi_compat);
+        // pi 1.5 adds `max`; the levels are those of the run's level.
+        let expected = if pi_compat.is_v1_5() {
+            "off, minimal, low, medium, high, xhigh or max"
+        } else {
+            "off, minimal, low, medium, high or xhigh"
+        };
+        let level = |text: &str| ThinkingLevel::parse_at(text, pi_compat).ok();
+        let thinking = setting_with(settings, "defaultThinkingLevel", expected, &mut warnings, level)
+            .or(definition.thinking)
+            .unwrap_or(DEFAULT_THINKING_LEVEL);
         let steering_mode = setting(settings, "steeringMode", "one-at-a-time or all", &mut warnings)
             .unwrap_or(definition.steering_mode);
         let follow_up_mode = setting(settings, "followUpMode", "one-at-a-time or all", &mut warnings)
             .unwrap_or(definition.follow_up_mode);
-        let pi_compat =
-            setting(settings, "piCompat", "\"0.73\" or \"1.5\"", &mut warnings).unwrap_or(definition.pi_compat);
+        warnings.append(&mut compat_warnings);
         (Self { thinking, steering_mode, follow_up_mode, pi_compat }, warnings)
     }
 }
@@ -50,11 +60,22 @@ fn setting<T: std::str::FromStr>(
     expected: &str,
     warnings: &mut Vec<String>,
 ) -> Option<T> {
+    setting_with(settings, key, expected, warnings, |text| text.parse::<T>().ok())
+}
+
+/// The string setting `key` read by `parse`; `None` (with a warning) when it is set to anything else.
+fn setting_with<T>(
+    settings: &Settings,
+    key: &str,
+    expected: &str,
+    warnings: &mut Vec<String>,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Option<T> {
     let value = settings.value(key)?;
     match value {
-        Value::String(text) => match text.parse::<T>() {
-            Ok(parsed) => Some(parsed),
-            Err(_) => {
+        Value::String(text) => match parse(text) {
+            Some(parsed) => Some(parsed),
+            None => {
                 warnings.push(format!("settings \"{key}\" is \"{text}\", expected {expected}; ignored"));
                 None
             }
@@ -73,7 +94,7 @@ mod tests {
     use super::*;
 
     fn defaults(definition: &AgentDefinition, global: Value) -> (RunDefaults, Vec<String>) {
-        RunDefaults::new(definition, &Settings::from_values(global, json!({})))
+        RunDefaults::new(definition, &Settings::from_values(global, json!({})), None)
     }
 
     #[test]
@@ -143,9 +164,29 @@ mod tests {
     }
 
     #[test]
+    fn max_is_a_default_level_only_at_1_5() {
+        let current = AgentDefinition { pi_compat: PiCompat::V1_5, ..AgentDefinition::default() };
+        let (run, warnings) = defaults(&current, json!({"defaultThinkingLevel": "max"}));
+        assert_eq!((run.thinking, warnings.len()), (ThinkingLevel::Max, 0), "{warnings:?}");
+        let (run, warnings) = defaults(&current, json!({"defaultThinkingLevel": "max", "piCompat": "0.73"}));
+        assert_eq!(run.thinking, ThinkingLevel::Medium);
+        assert_eq!(
+            warnings,
+            [
+                "settings \"defaultThinkingLevel\" is \"max\", expected off, minimal, low, medium, high or xhigh; ignored"
+            ]
+        );
+        let (_, warnings) = defaults(&current, json!({"defaultThinkingLevel": "huge"}));
+        assert!(
+            warnings[0].ends_with("expected off, minimal, low, medium, high, xhigh or max; ignored"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
     fn project_settings_win_over_global_ones() {
         let settings = Settings::from_values(json!({"steeringMode": "all"}), json!({"steeringMode": "one-at-a-time"}));
-        let (run, _) = RunDefaults::new(&AgentDefinition::default(), &settings);
+        let (run, _) = RunDefaults::new(&AgentDefinition::default(), &settings, None);
         assert_eq!(run.steering_mode, QueueMode::OneAtATime);
     }
 }

@@ -134,7 +134,7 @@ fn plan_tokens_v1_5(model: &Model, context: &LlmContext, options: &StreamOptions
         return (base, ThinkingPlan::Off);
     };
     if thinks_adaptively(model, PiCompat::V1_5) {
-        return (base, ThinkingPlan::Adaptive { effort: adaptive_effort(model, level) });
+        return (base, ThinkingPlan::Adaptive { effort: adaptive_effort(model, level, PiCompat::V1_5) });
     }
     let budget = thinking_budget(options, level);
     let max_tokens = fit_to_context(model, context, base.saturating_add(budget).min(model.max_tokens));
@@ -164,7 +164,8 @@ pub(crate) fn plan_tokens(model: &Model, options: &StreamOptions) -> (u64, Think
         return (or_model_third(base), ThinkingPlan::Off);
     };
     if supports_adaptive_thinking(&model.id) {
-        return (or_model_third(base), ThinkingPlan::Adaptive { effort: adaptive_effort(model, level) });
+        let effort = adaptive_effort(model, level, PiCompat::V0_73);
+        return (or_model_third(base), ThinkingPlan::Adaptive { effort });
     }
     let mut budget = thinking_budget(options, level);
     let max_tokens = (base.unwrap_or(0) + budget).min(model.max_tokens);
@@ -175,10 +176,11 @@ pub(crate) fn plan_tokens(model: &Model, options: &StreamOptions) -> (u64, Think
     (or_model_third(Some(max_tokens)), ThinkingPlan::Budget { budget_tokens })
 }
 
-/// The effort for adaptive thinking: the model's thinking-level map when it names one, else
-/// minimal and low → low, medium → medium, anything higher → high.
-fn adaptive_effort(model: &Model, level: ThinkingLevel) -> String {
-    let mapped = builtin_thinking_level_map(&model.provider, &model.id).and_then(|map| map.get(level)).flatten();
+/// The effort for adaptive thinking: the model's thinking-level map (as `pi_compat`'s pi reads it) when it
+/// names one, else minimal and low → low, medium → medium, anything higher (`xhigh`, `max`) → high.
+fn adaptive_effort(model: &Model, level: ThinkingLevel, pi_compat: PiCompat) -> String {
+    let map = builtin_thinking_level_map(&model.provider, &model.id);
+    let mapped = map.and_then(|map| map.get_at(level, pi_compat)).flatten();
     if let Some(name) = mapped {
         return name.to_owned();
     }

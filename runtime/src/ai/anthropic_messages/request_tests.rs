@@ -399,3 +399,36 @@ fn level_1_5_plans_the_whole_limit_and_keeps_the_budget_below_it() {
     assert_eq!(plan(&v1_5(Some(ThinkingLevel::High), None), &opus), (16_384, effort));
     assert!(thinks_adaptively(&Model::new("anthropic", "claude-opus-4-6", API, "x"), PiCompat::V1_5), "built in");
 }
+
+#[test]
+fn level_1_5_sends_the_max_effort_where_the_catalog_names_it() {
+    let effort = |id: &str, level, pi_compat| {
+        let mut model = Model::new("anthropic", id, API, "https://api.anthropic.com");
+        (model.reasoning, model.max_tokens) = (true, 128_000);
+        let options = StreamOptions { reasoning: Some(level), pi_compat, ..StreamOptions::default() };
+        body(&model, vec![user("hi")], &options)["output_config"]["effort"].clone()
+    };
+    let (old, new) = (PiCompat::V0_73, PiCompat::V1_5);
+    assert_eq!(effort("claude-opus-4-7", ThinkingLevel::Max, new), "max");
+    assert_eq!(effort("claude-opus-4-7", ThinkingLevel::Xhigh, new), "xhigh");
+    assert_eq!(effort("claude-sonnet-4-6", ThinkingLevel::Max, new), "max");
+    assert_eq!(effort("claude-opus-4-6", ThinkingLevel::Max, new), "max");
+    // pi 1.5's opus 4.6 names no xhigh (a session clamps it up to max); 0.73's sent xhigh as max.
+    assert_eq!(effort("claude-opus-4-6", ThinkingLevel::Xhigh, new), "high");
+    assert_eq!(effort("claude-opus-4-6", ThinkingLevel::Xhigh, old), "max");
+    // A model whose map does not name max: the default effort, high.
+    let mut proxy = Model::new("proxy", "claude-opus-4-7", API, "http://127.0.0.1:9");
+    (proxy.reasoning, proxy.compat) = (true, Some(json!({"forceAdaptiveThinking": true})));
+    let options = StreamOptions { reasoning: Some(ThinkingLevel::Max), pi_compat: new, ..StreamOptions::default() };
+    assert_eq!(body(&proxy, vec![user("hi")], &options)["output_config"]["effort"], "high");
+
+    // On a token budget, max thinks as much as high.
+    let mut sonnet = Model::new("anthropic", "claude-sonnet-4-5", API, "https://api.anthropic.com");
+    (sonnet.reasoning, sonnet.max_tokens) = (true, 64_000);
+    let context = LlmContext { system_prompt: "sys".into(), messages: vec![user("hi")], tools: Vec::new() };
+    let at = |level| StreamOptions { reasoning: Some(level), pi_compat: new, ..StreamOptions::default() };
+    assert_eq!(
+        plan_call(&sonnet, &context, &at(ThinkingLevel::Max)),
+        plan_call(&sonnet, &context, &at(ThinkingLevel::High))
+    );
+}

@@ -73,8 +73,8 @@ pub(crate) fn thinking_config(model: &Model, level: Option<ThinkingLevel>, budge
                 ThinkingFamily::Budget => json!({"thinkingBudget": 0}),
             });
         }
-        // Without a per-model level map, xhigh falls back to high.
-        Some(ThinkingLevel::Xhigh) => ThinkingLevel::High,
+        // Without a per-model level map, xhigh and pi 1.5's max fall back to high.
+        Some(ThinkingLevel::Xhigh | ThinkingLevel::Max) => ThinkingLevel::High,
         Some(level) => level,
     };
     Some(match family {

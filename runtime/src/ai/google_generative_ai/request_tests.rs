@@ -353,3 +353,26 @@ fn level_1_5_asks_for_the_models_whole_limit_fitted_to_the_window() {
     model.context_window = 20_000;
     assert_eq!(limit(&model, &at(crate::protocol::PiCompat::V1_5, None)), 20_000 - 1 - 4096);
 }
+
+#[test]
+fn level_1_5_thinks_at_max_as_at_high() {
+    let at = |level| StreamOptions {
+        reasoning: Some(level),
+        pi_compat: crate::protocol::PiCompat::V1_5,
+        ..StreamOptions::default()
+    };
+    let thinking = |id: &str, level| {
+        let messages = vec![Message::User(UserMessage::text("hi"))];
+        body(&model(id), messages, &at(level))["generationConfig"]["thinkingConfig"].clone()
+    };
+    // No Gemini model of pi 1.5 names max: it is clamped to high, a budget model's high budget.
+    assert_eq!(
+        thinking("gemini-2.5-pro", ThinkingLevel::Max),
+        json!({"includeThoughts": true, "thinkingBudget": 32768})
+    );
+    assert_eq!(thinking("gemini-2.5-pro", ThinkingLevel::Max), thinking("gemini-2.5-pro", ThinkingLevel::High));
+    assert_eq!(
+        thinking("gemini-3.1-pro-preview", ThinkingLevel::Max),
+        json!({"includeThoughts": true, "thinkingLevel": "HIGH"})
+    );
+}

@@ -3,10 +3,13 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::ai::catalog::builtin_thinking_level_map;
 use crate::ai::output_limit::requested_output_tokens;
 use crate::ai::replay::transform_messages;
 use crate::ai::{LlmContext, Model, StreamOptions, ThinkingLevel, ToolSpec};
-use crate::protocol::{AssistantContent, AssistantMessage, Message, MessageContent, ToolResultMessage, UserContent};
+use crate::protocol::{
+    AssistantContent, AssistantMessage, Message, MessageContent, PiCompat, ToolResultMessage, UserContent,
+};
 
 /// pi's default output limit when the caller gives none: the model's, capped at 32000.
 const DEFAULT_MAX_TOKENS_CAP: u64 = 32_000;
@@ -103,12 +106,20 @@ impl Compat {
     }
 }
 
-/// The effort pi sends for a thinking level: none when off; xhigh only for models that support it.
-fn reasoning_effort(model: &Model, level: Option<ThinkingLevel>) -> Option<&'static str> {
+/// The effort pi sends for a thinking level: none when off; xhigh only for models that support it. pi 1.5's
+/// `max` (already clamped to the model by the session) goes by the name the model's 1.5 thinking map gives
+/// it, else as `max`, as pi 1.5 sends `thinkingLevelMap[level] ?? level`; pi 0.73 knows no `max`, so there
+/// it counts as `xhigh`.
+fn reasoning_effort(model: &Model, level: Option<ThinkingLevel>, pi_compat: PiCompat) -> Option<&'static str> {
     let supports_xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4"].iter().any(|m| model.id.contains(m));
     match level? {
         ThinkingLevel::Off => None,
-        ThinkingLevel::Xhigh if !supports_xhigh => Some("high"),
+        ThinkingLevel::Max if pi_compat.is_v1_5() => {
+            let map = builtin_thinking_level_map(&model.provider, &model.id);
+            Some(map.and_then(|map| map.get_at(ThinkingLevel::Max, pi_compat)).flatten().unwrap_or("max"))
+        }
+        ThinkingLevel::Xhigh | ThinkingLevel::Max if !supports_xhigh => Some("high"),
+        ThinkingLevel::Max => Some("xhigh"),
         level => Some(level.as_str()),
     }
 }
@@ -146,7 +157,7 @@ pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) 
     } else if has_tool_history(&context.messages) {
         body.insert("tools".into(), json!([]));
     }
-    let effort = reasoning_effort(model, options.reasoning);
+    let effort = reasoning_effort(model, options.reasoning, options.pi_compat);
     if model.reasoning {
         match compat.thinking_format {
             ThinkingFormat::EnableThinking => {

@@ -331,3 +331,26 @@ fn level_1_5_sends_no_strict_and_the_models_whole_limit_fitted_to_the_window() {
     let asked = build_body(&model, &context, &at(crate::protocol::PiCompat::V1_5, Some(1000)));
     assert_eq!(asked["max_completion_tokens"], 1000);
 }
+
+#[test]
+fn level_1_5_sends_max_as_the_models_map_names_it() {
+    let context = LlmContext { messages: vec![user("hi")], ..LlmContext::default() };
+    let at = |level, pi_compat| StreamOptions { reasoning: Some(level), pi_compat, ..StreamOptions::default() };
+    let effort = |model: &Model, level, pi_compat| {
+        build_body(model, &context, &at(level, pi_compat))["reasoning_effort"].clone()
+    };
+    let (old, new) = (crate::protocol::PiCompat::V0_73, crate::protocol::PiCompat::V1_5);
+    let mut deepseek = Model::new("deepseek", "deepseek-v4-pro", "openai-completions", "http://127.0.0.1:9/v1");
+    deepseek.reasoning = true;
+    assert_eq!(effort(&deepseek, ThinkingLevel::Max, new), "max");
+    assert_eq!(effort(&deepseek, ThinkingLevel::Xhigh, old), "high", "0.73's completions never named xhigh here");
+    let mut opus = Model::new("openrouter", "anthropic/claude-opus-4.7", "openai-completions", "http://127.0.0.1:9/v1");
+    opus.reasoning = true;
+    assert_eq!(effort(&opus, ThinkingLevel::Max, new), "max");
+    // A model the session let think at max (a models.json map naming it): pi 1.5 sends the level's own name.
+    let mut custom = model();
+    custom.reasoning = true;
+    assert_eq!(effort(&custom, ThinkingLevel::Max, new), "max");
+    // pi 0.73 has no max; should one arrive, it counts as xhigh.
+    assert_eq!(effort(&custom, ThinkingLevel::Max, old), "high");
+}

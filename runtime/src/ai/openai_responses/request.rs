@@ -11,7 +11,9 @@ use crate::ai::catalog::{ThinkingLevelMap, builtin_thinking_level_map, clamp_thi
 use crate::ai::output_limit::requested_output_tokens;
 use crate::ai::replay::transform_messages;
 use crate::ai::{LlmContext, Model, StreamOptions, ThinkingLevel, ToolSpec};
-use crate::protocol::{AssistantContent, AssistantMessage, Message, MessageContent, ToolResultMessage, UserContent};
+use crate::protocol::{
+    AssistantContent, AssistantMessage, Message, MessageContent, PiCompat, ToolResultMessage, UserContent,
+};
 
 /// pi's default output limit when the caller gives none: the model's, capped at 32000.
 const DEFAULT_MAX_TOKENS_CAP: u64 = 32_000;
@@ -89,17 +91,18 @@ pub(crate) fn build_body_with_retention(
         body.insert("tools".into(), Value::Array(tools));
     }
     if model.reasoning {
-        insert_reasoning(&mut body, model, options.reasoning);
+        insert_reasoning(&mut body, model, options.reasoning, options.pi_compat);
     }
     Value::Object(body)
 }
 
 /// `reasoning` (and `include`) for a reasoning model: the effort with summaries when thinking is on,
-/// else the model's "off" effort (`none`), unless its thinking map says it cannot be switched off.
-fn insert_reasoning(body: &mut Map<String, Value>, model: &Model, level: Option<ThinkingLevel>) {
+/// else the model's "off" effort (`none`), unless its thinking map says it cannot be switched off. The level
+/// is clamped to the model among `pi_compat`'s levels (pi 1.5's `max` only where the model's map names it).
+fn insert_reasoning(body: &mut Map<String, Value>, model: &Model, level: Option<ThinkingLevel>, pi_compat: PiCompat) {
     let map = builtin_thinking_level_map(&model.provider, &model.id);
-    let level = clamp_thinking_level(model, map, level.unwrap_or(ThinkingLevel::Off));
-    let renamed = |level: ThinkingLevel| map.and_then(|m: &ThinkingLevelMap| m.get(level));
+    let level = clamp_thinking_level(model, map, level.unwrap_or(ThinkingLevel::Off), pi_compat);
+    let renamed = |level: ThinkingLevel| map.and_then(|m: &ThinkingLevelMap| m.get_at(level, pi_compat));
     if level != ThinkingLevel::Off {
         let effort = renamed(level).flatten().unwrap_or(level.as_str());
         body.insert("reasoning".into(), json!({"effort": effort, "summary": "auto"}));

@@ -305,3 +305,19 @@ fn level_1_5_sends_no_strict_and_the_models_whole_limit() {
         (json!(32_000), json!(false))
     );
 }
+
+#[test]
+fn level_1_5_clamps_max_to_what_the_model_names() {
+    let at = |level| StreamOptions {
+        reasoning: Some(level),
+        pi_compat: crate::protocol::PiCompat::V1_5,
+        ..StreamOptions::default()
+    };
+    let effort = |model: &Model, level| body_for(model, vec![user("hi")], &at(level))["reasoning"]["effort"].clone();
+    // No OpenAI model of pi-gen's catalog names max at 1.5: gpt-5.4 tops out at xhigh, others at high.
+    let mut gpt = Model::new("openai", "gpt-5.4", "openai-responses", "https://api.openai.com/v1");
+    gpt.reasoning = true;
+    assert_eq!(effort(&gpt, ThinkingLevel::Max), "xhigh");
+    assert_eq!(effort(&model(), ThinkingLevel::Max), "high");
+    assert_eq!(effort(&model(), ThinkingLevel::High), "high");
+}

@@ -102,8 +102,7 @@ async fn perform(
             (result, None)
         }
         SessionAction::SetThinkingLevel { level } => {
-            let result = level
-                .parse::<ThinkingLevel>()
+            let result = ThinkingLevel::parse_at(&level, session.agent().pi_compat())
                 .map_err(|e| text(&e))
                 .and_then(|level| session.set_thinking_level(level).map(|_| true).map_err(|e| text(&e)));
             (result, None)

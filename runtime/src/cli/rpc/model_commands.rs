@@ -13,7 +13,7 @@ use crate::protocol::SessionOnlyEvent;
 
 impl Rpc {
     pub(super) fn set_thinking_level(&self, id: Option<Value>, level: &str) -> RpcReply {
-        let level = match level.parse::<ThinkingLevel>() {
+        let level = match ThinkingLevel::parse_at(level, self.session.agent().pi_compat()) {
             Ok(level) => level,
             Err(error) => return RpcReply::failure(id, Some("set_thinking_level"), error.to_string()),
         };

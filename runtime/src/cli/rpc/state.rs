@@ -69,12 +69,16 @@ pub fn session_state(session: &AgentSession, pending: usize) -> Value {
     Value::Object(state)
 }
 
-/// `get_available_thinking_levels`: the levels the current model accepts, lowest first (`off` alone for a
-/// model that does not reason, or no model).
+/// `get_available_thinking_levels`: the levels the current model accepts among those of the run's pi release
+/// (pi 1.5's `max` only at level 1.5), lowest first (`off` alone for a model that does not reason, or no
+/// model).
 pub fn available_thinking_levels(session: &AgentSession) -> Vec<&'static str> {
     let Some(model) = session.agent().state().model else { return vec!["off"] };
     let map = builtin_thinking_level_map(&model.provider, &model.id);
-    supported_thinking_levels(&model, map).into_iter().map(|level| level.as_str()).collect()
+    supported_thinking_levels(&model, map, session.agent().pi_compat())
+        .into_iter()
+        .map(|level| level.as_str())
+        .collect()
 }
 
 /// `get_fork_messages`: the user messages on the current branch, with their entry ids.
