@@ -105,6 +105,19 @@ impl ProcessTerminal {
         stdout.flush()
     }
 
+    /// Waits on this thread for the next key, paste or resize (for a question asked before
+    /// [`ProcessTerminal::spawn_input`] starts reading).
+    pub fn read_input(&self) -> std::io::Result<InputEvent> {
+        loop {
+            match crossterm::event::read()? {
+                Event::Key(key) => return Ok(InputEvent::Key(key)),
+                Event::Paste(text) => return Ok(InputEvent::Paste(text)),
+                Event::Resize(columns, rows) => return Ok(InputEvent::Resize(columns, rows)),
+                _ => {}
+            }
+        }
+    }
+
     /// Reads input on a thread of its own and hands every event to `deliver` until it returns false.
     /// Reading pauses while the terminal is suspended, so another program gets the keys.
     pub fn spawn_input(&self, deliver: impl Fn(InputEvent) -> bool + Send + 'static) {

@@ -100,6 +100,15 @@ pub struct CliArgs {
     /// (default: the agent's own, or the piCompat setting)
     #[arg(long = "pi-compat", value_name = "0.73|1.5")]
     pub pi_compat: Option<crate::protocol::PiCompat>,
+    /// Trust the project's own files for this run (pi 1.5: `-a` for short)
+    #[arg(long = "approve", overrides_with = "no_approve")]
+    pub approve: bool,
+    /// Ignore the project's own files for this run (pi 1.5: `-na` for short)
+    #[arg(long = "no-approve", overrides_with = "approve")]
+    pub no_approve: bool,
+    /// Whether this run uses the project's own files, once decided (`None`: they are used, as in pi 0.73).
+    #[arg(skip)]
+    pub project_trusted: Option<bool>,
     /// Disable MCP: no servers start and no MCP tools
     #[arg(long = "no-mcp")]
     pub no_mcp: bool,
@@ -121,7 +130,7 @@ pub struct CliArgs {
     /// Write a session file as an HTML page and exit (the first message, if any, names the output file)
     #[arg(long, value_name = "file")]
     pub export: Option<String>,
-    /// Thinking level: off, minimal, low, medium, high, xhigh
+    /// Thinking level: off, minimal, low, medium, high, xhigh (and max at level 1.5)
     #[arg(long, value_name = "level")]
     pub thinking: Option<String>,
     /// List the models that have an API key (optionally fuzzy-filtered by a search)
@@ -138,8 +147,29 @@ pub struct CliArgs {
     pub messages: Vec<String>,
 }
 
+impl CliArgs {
+    /// `--approve` / `--no-approve`, whichever came last.
+    pub fn trust_flag(&self) -> Option<bool> {
+        if self.approve {
+            Some(true)
+        } else if self.no_approve {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the project's own files (settings, MCP servers, skills, templates, SYSTEM.md) are used: not
+    /// when pi 1.5's project trust decided against them.
+    pub fn uses_project_files(&self) -> bool {
+        self.project_trusted != Some(false)
+    }
+}
+
 /// pi's single-dash multi-letter flags, rewritten to their long forms before clap sees them.
-const SINGLE_DASH_ALIASES: [(&str, &str); 6] = [
+const SINGLE_DASH_ALIASES: [(&str, &str); 8] = [
+    ("-a", "--approve"),
+    ("-na", "--no-approve"),
     ("-nt", "--no-tools"),
     ("-ns", "--no-skills"),
     ("-np", "--no-prompt-templates"),

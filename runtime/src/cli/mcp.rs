@@ -41,7 +41,8 @@ pub(super) fn start_servers(
     if args.no_mcp {
         return None;
     }
-    let loaded = load_servers(&definition.mcp, agent_dir, &super::paths::project_dir(definition, cwd));
+    let project = args.uses_project_files().then(|| super::paths::project_dir(definition, cwd));
+    let loaded = load_servers(&definition.mcp, agent_dir, project.as_deref());
     if loaded.servers.is_empty() && loaded.problems.is_empty() {
         return None;
     }
@@ -208,7 +209,15 @@ pub(super) fn run_mcp_command(definition: &AgentDefinition, args: &[String]) -> 
     runtime.block_on(async {
         let cwd = std::env::current_dir().unwrap_or_default();
         let agent_dir = super::paths::agent_dir(definition);
-        let loaded = load_servers(&definition.mcp, &agent_dir, &super::paths::project_dir(definition, &cwd));
+        // pi 1.5 lists a project's servers only for a folder saved as trusted.
+        let trusted = !definition.pi_compat.is_v1_5()
+            || super::project_trust::TrustStore::new(&agent_dir)
+                .decision(&cwd)
+                .ok()
+                .flatten()
+                .is_some_and(|d| d.trusted);
+        let project = trusted.then(|| super::paths::project_dir(definition, &cwd));
+        let loaded = load_servers(&definition.mcp, &agent_dir, project.as_deref());
         let identity = ClientIdentity { name: definition.name.clone(), version: definition.version.clone() };
         let manager = McpManager::start(loaded.servers, identity, &cwd, &agent_dir);
         manager.on_notice(Arc::new(|_: &str| {}));

@@ -10,6 +10,7 @@ mod custom_tools;
 mod embedded;
 mod error;
 mod export_html;
+mod file_lock;
 mod interactive;
 mod list_models;
 pub mod mcp;
@@ -21,6 +22,7 @@ mod models_json;
 mod modes;
 pub(crate) mod paths;
 mod pending_queue;
+mod project_trust;
 mod registry;
 mod reload;
 mod resolve;
@@ -158,6 +160,7 @@ fn run_agent(
 ) -> Result<ExitCode, CliError> {
     if args.mode == Some(OutputMode::Rpc) {
         // stdin carries the commands: it is not a prompt, and it never means print mode.
+        project_trust::decide(definition, &mut args, None);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
         return runtime.block_on(async {
             let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
@@ -169,6 +172,7 @@ fn run_agent(
                 args.api_key.as_deref(),
                 start_provider.as_deref(),
             )?
+            .with_pi_compat(prepared.pi_compat)
             .with_scope(&prepared.model_scope);
             stop_mcp(mcp, rpc::run_rpc(prepared, catalog, &definition.name).await).await
         });
@@ -185,8 +189,9 @@ fn run_agent(
     let mode = match args.mode {
         Some(OutputMode::Json) => OutputMode::Json,
         _ if args.print || !stdin_is_terminal || args.mode == Some(OutputMode::Text) => OutputMode::Text,
-        _ => return run_interactive_mode(definition, &args, rust_tools, extensions),
+        _ => return run_interactive_mode(definition, args, rust_tools, extensions),
     };
+    project_trust::decide(definition, &mut args, None);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
     runtime.block_on(async {
         let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
@@ -198,10 +203,18 @@ fn run_agent(
 /// No `-p`, no `--mode`, a terminal on stdin: the person works with the agent in the terminal.
 fn run_interactive_mode(
     definition: &AgentDefinition,
-    args: &CliArgs,
+    mut args: CliArgs,
     rust_tools: Vec<Arc<dyn AgentTool>>,
     extensions: Extensions,
 ) -> Result<ExitCode, CliError> {
+    // pi 1.5 asks about a folder's own files before anything of it is read.
+    let mut ask = |cwd: &std::path::Path, choices: &[project_trust::TrustChoice]| {
+        let (global, _) = Settings::load(&agent_dir(definition), None);
+        let theme = global.string("theme");
+        interactive::trust_prompt::ask_at_start(cwd, choices, &definition.name, &definition.config_dir, theme)
+    };
+    project_trust::decide(definition, &mut args, Some(&mut ask));
+    let args = &args;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(CliError::Runtime)?;
     runtime.block_on(async {
         // `-r` opens the session selector inside the interactive mode instead of asking on the terminal.
@@ -210,7 +223,8 @@ fn run_interactive_mode(
         let prepared = setup::prepare(definition, &session_args, rust_tools, extensions)?;
         let mcp = prepared.mcp.clone();
         let agent_dir = agent_dir(definition);
-        let (settings, _) = Settings::load(&agent_dir, &project_dir(definition, &prepared.cwd));
+        let project = args.uses_project_files().then(|| project_dir(definition, &prepared.cwd));
+        let (settings, _) = Settings::load(&agent_dir, project.as_deref());
         // pi 1.5 opens fullscreen unless told otherwise; 0.73 draws inline.
         let screen = match (args.tui_mode, settings.string("tuiMode")) {
             (Some(TuiMode::Fullscreen), _) | (None, Some("fullscreen")) => pi_tui::renderer::ScreenMode::Fullscreen,
@@ -225,6 +239,7 @@ fn run_interactive_mode(
             args.api_key.as_deref(),
             start_provider.as_deref(),
         )?
+        .with_pi_compat(prepared.pi_compat)
         .with_scope(&prepared.model_scope);
         let options = interactive::InteractiveOptions {
             agent_name: definition.name.clone(),
@@ -240,6 +255,10 @@ fn run_interactive_mode(
                 start_provider.clone(),
             ))),
             pi_compat: prepared.pi_compat,
+            trust: prepared.pi_compat.is_v1_5().then(|| interactive::trust_prompt::TrustContext {
+                agent_dir: agent_dir.clone(),
+                trusted: args.uses_project_files(),
+            }),
         };
         // Whatever went before (the initial messages) becomes the first prompt, as pi does.
         stop_mcp(mcp, interactive::run_interactive(prepared, catalog, options, args.messages.clone()).await).await

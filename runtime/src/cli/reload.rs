@@ -55,14 +55,16 @@ impl Reloader {
     /// run goes on as it was); other problems come back as warnings.
     pub fn reload(&self) -> Result<Reloaded, CliError> {
         let (definition, args) = (&self.definition, &self.args);
-        let (settings, problems) = Settings::load(&self.agent_dir, &project_dir(definition, &self.cwd));
+        let project = args.uses_project_files().then(|| project_dir(definition, &self.cwd));
+        let (settings, problems) = Settings::load(&self.agent_dir, project.as_deref());
         let mut warnings: Vec<String> = problems.iter().map(ToString::to_string).collect();
         let (resources, resource_warnings) = collect_resources(definition, args, &self.agent_dir, &self.cwd, &settings);
         warnings.extend(resource_warnings);
-        let pi_compat = args.pi_compat.unwrap_or(super::RunDefaults::new(definition, &settings).0.pi_compat);
+        let pi_compat = super::RunDefaults::new(definition, &settings, args.pi_compat).0.pi_compat;
         let prompt_builder = prompt_builder(definition, args, &self.agent_dir, &self.cwd, &resources, pi_compat)?;
         let models =
             ModelCatalog::load(definition, &self.agent_dir, args.api_key.as_deref(), self.key_provider.as_deref())?
+                .with_pi_compat(pi_compat)
                 .with_scope(&super::model_scope::scope_patterns(args.models.as_deref(), &settings));
         Ok(Reloaded {
             resources,

@@ -94,6 +94,7 @@ pub fn collect_resources(
         project_settings: settings.project_list(key),
         user_settings: settings.global_list(key),
         agent_paths: if include_defaults { agent_paths(dirs) } else { Vec::new() },
+        include_project: args.uses_project_files(),
         ..ResourceLocations::new(cwd, agent_dir, home_dir())
     };
     let skill_locations = locations(!args.no_skills, &args.skills, "skills", &embedded.skill_dirs);

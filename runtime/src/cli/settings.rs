@@ -34,9 +34,10 @@ impl std::fmt::Display for SettingsProblem {
 }
 
 impl Settings {
-    /// Reads `<agent_dir>/settings.json` and `<project_dir>/settings.json`. A missing file counts as empty;
-    /// an unreadable or malformed one is reported and counts as empty.
-    pub fn load(agent_dir: &Path, project_dir: &Path) -> (Self, Vec<SettingsProblem>) {
+    /// Reads `<agent_dir>/settings.json` and `<project_dir>/settings.json` (no project file for a folder that
+    /// is not trusted). A missing file counts as empty; an unreadable or malformed one is reported and counts
+    /// as empty.
+    pub fn load(agent_dir: &Path, project_dir: Option<&Path>) -> (Self, Vec<SettingsProblem>) {
         let mut problems = Vec::new();
         let mut read = |path: PathBuf| match read_object(&path) {
             Ok(map) => {
@@ -51,7 +52,7 @@ impl Settings {
             }
         };
         let global = read(agent_dir.join("settings.json"));
-        let project = read(project_dir.join("settings.json"));
+        let project = project_dir.map(|dir| read(dir.join("settings.json"))).unwrap_or_default();
         (Self::from_maps(global, project), problems)
     }
 
@@ -82,6 +83,11 @@ impl Settings {
     /// A boolean setting after the merge.
     pub fn bool(&self, key: &str) -> Option<bool> {
         self.merged.get(key).and_then(Value::as_bool)
+    }
+
+    /// A string setting of the agent directory's file only (for settings a project may not change).
+    pub fn global_string(&self, key: &str) -> Option<&str> {
+        self.global.get(key).and_then(Value::as_str)
     }
 
     /// The string entries of an array setting in the project file only.
@@ -195,7 +201,7 @@ mod tests {
         std::fs::create_dir_all(&project).unwrap();
         std::fs::write(agent.join("settings.json"), "{\n  \"shellPath\": \"/bin/sh\",\n}\n").unwrap();
         std::fs::write(project.join("settings.json"), "{\"shellCommandPrefix\": \"set -e\"}").unwrap();
-        let (settings, problems) = Settings::load(&agent, &project);
+        let (settings, problems) = Settings::load(&agent, Some(&project));
         assert_eq!(problems.len(), 1, "{problems:?}");
         let shown = problems[0].to_string();
         assert!(shown.contains("settings.json") && shown.contains("line 3 column 1"), "{shown}");
@@ -207,7 +213,7 @@ mod tests {
     fn missing_and_empty_files_are_empty_settings() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("settings.json"), "  \n").unwrap();
-        let (settings, problems) = Settings::load(dir.path(), &dir.path().join("nowhere"));
+        let (settings, problems) = Settings::load(dir.path(), Some(&dir.path().join("nowhere")));
         assert!(problems.is_empty());
         assert_eq!(settings.string("shellPath"), None);
     }

@@ -75,12 +75,13 @@ pub(super) fn prepare_in(
 ) -> Result<Prepared, CliError> {
     // MCP servers start first, so they start while the rest is read.
     let mcp = super::mcp::start_servers(definition, args, agent_dir, cwd);
-    let (settings, problems) = Settings::load(agent_dir, &project_dir(definition, cwd));
+    let project = args.uses_project_files().then(|| project_dir(definition, cwd));
+    let (settings, problems) = Settings::load(agent_dir, project.as_deref());
     for problem in problems {
         eprintln!("Warning: {problem}");
     }
-    let (defaults, warnings) = RunDefaults::new(definition, &settings);
-    let pi_compat = args.pi_compat.unwrap_or(defaults.pi_compat);
+    let (defaults, warnings) = RunDefaults::new(definition, &settings, args.pi_compat);
+    let pi_compat = defaults.pi_compat;
     let mut environment = tool_environment(cwd, agent_dir, &settings);
     environment.pi_compat = pi_compat;
     // Startup errors in the agent's own tools come before anything is written.
@@ -252,14 +253,17 @@ pub(super) fn prompt_builder(
     resources: &Resources,
     pi_compat: PiCompat,
 ) -> Result<SystemPromptBuilder, CliError> {
-    let project = project_dir(definition, cwd);
+    // The project's file comes first, in a folder whose files are used.
+    let candidates = |name: &str| -> Vec<PathBuf> {
+        let project = args.uses_project_files().then(|| project_dir(definition, cwd).join(name));
+        project.into_iter().chain([agent_dir.join(name)]).collect()
+    };
     let custom_prompt = match &args.system_prompt {
         Some(value) => Some(text_or_file(value)?),
-        None => first_file(&[project.join("SYSTEM.md"), agent_dir.join("SYSTEM.md")])
-            .or_else(|| definition.system_prompt.clone()),
+        None => first_file(&candidates("SYSTEM.md")).or_else(|| definition.system_prompt.clone()),
     };
     let user_append = if args.append_system_prompt.is_empty() {
-        first_file(&[project.join("APPEND_SYSTEM.md"), agent_dir.join("APPEND_SYSTEM.md")])
+        first_file(&candidates("APPEND_SYSTEM.md"))
     } else {
         let parts: Result<Vec<String>, CliError> = args.append_system_prompt.iter().map(|v| text_or_file(v)).collect();
         Some(parts?.join("\n\n"))

@@ -19,8 +19,8 @@ pub struct McpServers {
 
 /// The YAML's servers, then `<agent dir>/mcp.json`, then `<project dir>/mcp.json`: an entry replaces the
 /// server of the same name, and a project entry without `command`, `url` or `type` only switches an earlier
-/// server on or off.
-pub fn load_servers(yaml: &McpDefinition, agent_dir: &Path, project_dir: &Path) -> McpServers {
+/// server on or off. `project_dir` is `None` for a folder whose files are not used (pi 1.5's project trust).
+pub fn load_servers(yaml: &McpDefinition, agent_dir: &Path, project_dir: Option<&Path>) -> McpServers {
     let mut merged = McpServers {
         servers: yaml
             .servers
@@ -29,7 +29,7 @@ pub fn load_servers(yaml: &McpDefinition, agent_dir: &Path, project_dir: &Path) 
             .collect(),
         problems: Vec::new(),
     };
-    for path in [agent_dir.join("mcp.json"), project_dir.join("mcp.json")] {
+    for path in [Some(agent_dir.join("mcp.json")), project_dir.map(|dir| dir.join("mcp.json"))].into_iter().flatten() {
         match std::fs::read_to_string(&path) {
             Ok(text) => merge_file(&mut merged, &path, &text),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}

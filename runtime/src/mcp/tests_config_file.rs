@@ -34,7 +34,7 @@ fn user_and_project_files_merge_over_the_yaml_by_name() {
         r#"{"mcpServers": {"web": {"type": "http", "url": "http://127.0.0.1:9/mcp"}, "off": {"enabled": true}}}"#,
     );
     let yaml = McpDefinition { servers: vec![yaml_server("files"), yaml_server("kept")] };
-    let loaded = load_servers(&yaml, &agent, &project);
+    let loaded = load_servers(&yaml, &agent, Some(&project));
     assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
     let names: Vec<&str> = loaded.servers.iter().map(|entry| entry.definition.name.as_str()).collect();
     assert_eq!(names, ["files", "kept", "web", "off"]);
@@ -81,7 +81,7 @@ fn bad_files_and_entries_are_reported_and_skipped() {
         }}"#,
     );
     write(&project, "{\n  \"mcpServers\": {,\n}");
-    let loaded = load_servers(&McpDefinition::default(), &agent, &project);
+    let loaded = load_servers(&McpDefinition::default(), &agent, Some(&project));
     let names: Vec<&str> = loaded.servers.iter().map(|entry| entry.definition.name.as_str()).collect();
     assert_eq!(names, ["dup-name", "good"]);
     let problems = loaded.problems.join("\n");
@@ -110,7 +110,7 @@ fn hidden_servers_offer_no_tools_and_filters_are_read() {
         &agent,
         r#"{"mcpServers": {"h": {"command": "x", "exposure": "hidden"}, "f": {"command": "x", "tools": ["a"], "exclude": ["b"], "required": true}}}"#,
     );
-    let loaded = load_servers(&McpDefinition::default(), &agent, &root.path().join("none"));
+    let loaded = load_servers(&McpDefinition::default(), &agent, Some(&root.path().join("none")));
     assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
     assert!(!loaded.servers[0].definition.takes_tool("anything"));
     let filtered = &loaded.servers[1].definition;

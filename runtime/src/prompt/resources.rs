@@ -33,6 +33,8 @@ pub struct ResourceLocations {
     /// The agent's own directories (compiled into its binary and unpacked), read after every other
     /// location so the user's resources win name collisions; skipped when `include_defaults` is false.
     pub agent_paths: Vec<PathBuf>,
+    /// Discover the project's own resources (false in a folder pi 1.5's project trust keeps out).
+    pub include_project: bool,
 }
 
 impl ResourceLocations {
@@ -48,6 +50,7 @@ impl ResourceLocations {
             user_settings: Vec::new(),
             cli_paths: Vec::new(),
             agent_paths: Vec::new(),
+            include_project: true,
         }
     }
 
@@ -207,6 +210,7 @@ pub(crate) fn configured_paths(
             (auto_user, &locations.user_settings, &user_base, 3, ResourceSource::User),
         ];
         for (paths, overrides, base, rank, source) in auto {
+            let paths = if source == ResourceSource::Project && !locations.include_project { &[][..] } else { paths };
             for path in paths {
                 let enabled = enabled_by_overrides(path, overrides, base);
                 add(Candidate { path: path.clone(), rank, enabled, source });

@@ -325,3 +325,6 @@ async fn level_1_5_opens_the_conversation_with_a_system_message_once() {
         "system prompt, then the four turns minus the record: {second}"
     );
 }
+
+mod thinking;
+mod trust;

@@ -50,6 +50,8 @@ pub struct App {
     pub(super) version: String,
     pub(super) cwd: PathBuf,
     pub(super) reloader: Option<Rc<crate::cli::reload::Reloader>>,
+    /// pi 1.5's project trust, for `/trust`.
+    pub(super) trust: Option<super::trust_prompt::TrustContext>,
     pub(super) theme: Theme,
     pub(super) transcript: Transcript,
     pub(super) editor: Editor,
@@ -123,6 +125,7 @@ impl App {
             agent_name: options.agent_name.clone(),
             version: options.version.clone(),
             reloader: options.reloader.clone(),
+            trust: options.trust.clone(),
             theme,
             transcript,
             editor,

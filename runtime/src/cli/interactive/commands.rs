@@ -30,7 +30,10 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
 
 /// pi 1.5's `/thinking`, listed after `/tree` at that level.
 pub const THINKING_COMMAND: (&str, &str) =
-    ("thinking", "<level> — Set the thinking level (off, minimal, low, medium, high, xhigh)");
+    ("thinking", "<level> — Set the thinking level (off, minimal, low, medium, high, xhigh, max)");
+
+/// pi 1.5's `/trust`, listed after `/fork` at that level.
+pub const TRUST_COMMAND: (&str, &str) = ("trust", "Save whether this folder's own files are used in later sessions");
 
 /// Every key the interactive mode knows, for `/hotkeys`.
 const HOTKEYS: &str = "\
@@ -95,6 +98,7 @@ impl App {
             "fork" => self.open_fork_picker(),
             "reload" => self.reload(),
             "thinking" if self.session.agent().pi_compat().is_v1_5() => self.set_thinking(args),
+            "trust" if self.trust.is_some() => self.open_trust_selector(),
             _ => return false,
         }
         true
@@ -108,15 +112,13 @@ impl App {
             self.transcript.notice(text, Role::Muted);
             return;
         }
-        match args.parse::<crate::ai::ThinkingLevel>() {
+        let pi_compat = self.session.agent().pi_compat();
+        match crate::ai::ThinkingLevel::parse_at(args, pi_compat) {
             Ok(level) => match self.session.set_thinking_level(level) {
                 Ok(applied) => self.transcript.notice(format!("Thinking level: {}", applied.as_str()), Role::Muted),
                 Err(error) => self.transcript.notice(format!("Error: {error}"), Role::Error),
             },
-            Err(_) => self.transcript.notice(
-                format!("Unknown thinking level \"{args}\": use off, minimal, low, medium, high or xhigh."),
-                Role::Warning,
-            ),
+            Err(error) => self.transcript.notice(format!("Unknown thinking level: {error}."), Role::Warning),
         }
     }
 

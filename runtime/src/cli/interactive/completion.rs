@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use pi_tui::editor::{AutocompleteItem, AutocompleteProvider, CompletionTrigger, Suggestions};
 
-use super::commands::{BUILTIN_COMMANDS, THINKING_COMMAND};
+use super::commands::{BUILTIN_COMMANDS, THINKING_COMMAND, TRUST_COMMAND};
 use crate::agent_session::AgentSession;
 use crate::cli::resources::Resources;
 
@@ -28,6 +28,9 @@ impl CommandCompletion {
             commands.push(((*name).to_owned(), (*description).to_owned()));
             if *name == "tree" && session.agent().pi_compat().is_v1_5() {
                 commands.push((THINKING_COMMAND.0.to_owned(), THINKING_COMMAND.1.to_owned()));
+            }
+            if *name == "fork" && session.agent().pi_compat().is_v1_5() {
+                commands.push((TRUST_COMMAND.0.to_owned(), TRUST_COMMAND.1.to_owned()));
             }
         }
         for command in session.extensions().commands() {

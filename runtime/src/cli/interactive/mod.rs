@@ -21,6 +21,7 @@ mod tool_view;
 mod transcript;
 mod tree_items;
 mod tree_selector;
+pub(super) mod trust_prompt;
 
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -86,6 +87,8 @@ pub struct InteractiveOptions {
     pub reloader: Option<Rc<crate::cli::reload::Reloader>>,
     /// The pi release whose screens to reproduce (pi 1.5 collapses `read` calls).
     pub pi_compat: crate::protocol::PiCompat,
+    /// pi 1.5's project trust (`/trust`); `None` at 0.73.
+    pub trust: Option<trust_prompt::TrustContext>,
 }
 
 /// Runs the interactive mode until the person quits; returns the exit code.

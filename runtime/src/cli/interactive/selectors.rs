@@ -33,6 +33,8 @@ pub enum Overlay {
     Choice(ChoiceDialog),
     /// An extension's input or editor dialog.
     Text(TextDialog),
+    /// `/trust` (pi 1.5).
+    Trust(super::trust_prompt::TrustSelector),
 }
 
 impl Overlay {
@@ -41,6 +43,7 @@ impl Overlay {
             Self::Choice(dialog) => dialog.picker.render(width),
             Self::Text(dialog) => dialog.render(width, theme),
             Self::Tree(tree) => tree.render(width),
+            Self::Trust(selector) => selector.render(width),
             Self::TreeLabel(prompt) => prompt.render(width, theme),
             Self::Models(picker) | Self::Sessions { picker, .. } | Self::Fork(picker) => picker.render(width),
         }
@@ -160,6 +163,13 @@ impl App {
                 self.next_dialog();
                 return;
             }
+            Overlay::Trust(_) => {
+                if let Overlay::Trust(selector) = overlay {
+                    self.on_trust_key(selector, key);
+                }
+                self.next_dialog();
+                return;
+            }
             Overlay::Choice(_) | Overlay::Text(_) => {
                 self.overlay = match overlay {
                     Overlay::Choice(dialog) => self.on_choice_key(dialog, key).map(Overlay::Choice),
@@ -187,9 +197,14 @@ impl App {
                 self.open_session_picker(!all_projects, exit_on_cancel);
             }
             (PickerOutcome::Other(_), overlay) => self.overlay = Some(overlay),
-            (_, overlay @ (Overlay::Choice(_) | Overlay::Text(_) | Overlay::Tree(_) | Overlay::TreeLabel(_))) => {
-                self.overlay = Some(overlay)
-            }
+            (
+                _,
+                overlay @ (Overlay::Choice(_)
+                | Overlay::Text(_)
+                | Overlay::Tree(_)
+                | Overlay::TreeLabel(_)
+                | Overlay::Trust(_)),
+            ) => self.overlay = Some(overlay),
         }
         self.next_dialog();
     }
