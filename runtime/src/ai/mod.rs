@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod error_kind;
 pub mod google_generative_ai;
 mod http_send;
+pub mod mistral_conversations;
 pub mod model;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -27,6 +28,7 @@ pub use anthropic_messages::AnthropicMessagesProvider;
 pub use azure_openai_responses::AzureOpenAiResponsesProvider;
 pub use error_kind::{ProviderErrorKind, classify, is_context_overflow, is_retryable_error};
 pub use google_generative_ai::GoogleGenerativeAiProvider;
+pub use mistral_conversations::MistralConversationsProvider;
 pub use model::{InvalidThinkingLevel, Model, ModelCost, ThinkingLevel};
 pub use openai_completions::OpenAiCompletionsProvider;
 pub use openai_responses::OpenAiResponsesProvider;
@@ -47,5 +49,6 @@ pub fn default_registry() -> ProviderRegistry {
     registry.register(Arc::new(OpenAiResponsesProvider::new()));
     registry.register(Arc::new(GoogleGenerativeAiProvider::new()));
     registry.register(Arc::new(AzureOpenAiResponsesProvider::new()));
+    registry.register(Arc::new(MistralConversationsProvider::new()));
     registry
 }
