@@ -275,11 +275,13 @@ async fn abort_idle_timeout_and_refused_connections() {
     let events = collect(&closed, &context(ask("hi")), options()).await;
     let error = final_message(&events);
     let text = error.error_message.clone().unwrap_or_default();
-    assert!(text.starts_with("Unable to make request (POST http://127.0.0.1:9/v1/chat/completions: "), "{text}");
+    let expected = "Unable to make request: TypeError: fetch failed (POST http://127.0.0.1:9/v1/chat/completions: ";
+    assert!(text.starts_with(expected), "{text}");
     assert!(is_retryable_error(error, None), "a failed connection is retried by the session");
 
     let cancel = tokio_util::sync::CancellationToken::new();
     cancel.cancel();
     let events = collect(&model, &context(ask("hi")), StreamOptions { cancel, ..options() }).await;
-    assert_eq!(final_message(&events).error_message.as_deref(), Some("Request aborted by client"));
+    let aborted = final_message(&events).error_message.clone();
+    assert_eq!(aborted.as_deref(), Some("Request aborted by client: AbortError: This operation was aborted"));
 }

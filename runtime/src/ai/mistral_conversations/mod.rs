@@ -168,12 +168,13 @@ fn http_error_message(status: u16, body: &str) -> String {
     format!("Mistral API error ({status}): {kept}... [truncated {} chars]", length - MAX_ERROR_BODY_CHARS)
 }
 
-/// The SDK's words for the failures the transport names after the OpenAI SDK's (the detail after them kept).
+/// The SDK's words (its error and the cause it names, as Node words them) for the failures the transport names
+/// after the OpenAI SDK's; the detail after them is kept.
 fn reword(message: &str) -> String {
     let replacements = [
-        (ABORTED_BEFORE_RESPONSE, "Request aborted by client"),
+        (ABORTED_BEFORE_RESPONSE, "Request aborted by client: AbortError: This operation was aborted"),
         (ABORTED, "This operation was aborted"),
-        (CONNECTION_ERROR, "Unable to make request"),
+        (CONNECTION_ERROR, "Unable to make request: TypeError: fetch failed"),
     ];
     for (ours, sdk) in replacements {
         if message == ours {

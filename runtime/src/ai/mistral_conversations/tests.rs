@@ -101,12 +101,13 @@ fn http_errors_quote_the_body_as_the_sdk_under_pi_does() {
 
 #[test]
 fn transport_failures_take_the_sdks_words() {
-    assert_eq!(reword(ABORTED_BEFORE_RESPONSE), "Request aborted by client");
+    // pi 0.73.1 said `Unable to make request: TypeError: fetch failed` for a refused connection.
+    assert_eq!(reword(ABORTED_BEFORE_RESPONSE), "Request aborted by client: AbortError: This operation was aborted");
     assert_eq!(reword(ABORTED), "This operation was aborted");
     let refused = format!("{CONNECTION_ERROR} (POST http://h/v1/chat/completions: Connection refused (os error 111))");
     assert_eq!(
         reword(&refused),
-        "Unable to make request (POST http://h/v1/chat/completions: Connection refused (os error 111))"
+        "Unable to make request: TypeError: fetch failed (POST http://h/v1/chat/completions: Connection refused (os error 111))"
     );
     assert_eq!(reword("Request timed out."), "Request timed out.");
     assert_eq!(reword("Mistral API error (400): x"), "Mistral API error (400): x");
