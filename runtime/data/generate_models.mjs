@@ -1,36 +1,34 @@
 // Regenerates models.json (the built-in catalog embedded by runtime/src/ai/catalog.rs) from an
 // installed pi-ai package:
 //   node runtime/data/generate_models.mjs /path/to/node_modules/@mariozechner/pi-ai > runtime/data/models.json
-// Providers share their api and baseUrl; a model lists them only when it differs. Mistral is moved
-// to its OpenAI-compatible endpoint (pi-gen has no mistral-conversations provider).
+// Providers share their api and baseUrl; a model lists them only when it differs. Azure's models have no
+// baseUrl: it comes from AZURE_OPENAI_BASE_URL / AZURE_OPENAI_RESOURCE_NAME (or models.json) when used.
 const piAi = process.argv[2];
 if (!piAi) {
   console.error("usage: node generate_models.mjs <path to @mariozechner/pi-ai>");
   process.exit(2);
 }
 const { MODELS } = await import(`${piAi}/dist/models.generated.js`);
-const providers = ["anthropic", "cerebras", "deepseek", "google", "groq", "mistral", "openai", "openrouter", "xai"];
-const mistral = {
-  api: "openai-completions",
-  baseUrl: "https://api.mistral.ai/v1",
-  compat: {
-    supportsStore: false,
-    supportsDeveloperRole: false,
-    supportsReasoningEffort: false,
-    maxTokensField: "max_tokens",
-    requiresToolResultName: true,
-    requiresThinkingAsText: true,
-    requiresMistralToolIds: true,
-  },
-};
+const providers = [
+  "anthropic",
+  "azure-openai-responses",
+  "cerebras",
+  "deepseek",
+  "google",
+  "groq",
+  "mistral",
+  "openai",
+  "openrouter",
+  "xai",
+];
 const blocks = [];
 for (const provider of providers) {
   const models = Object.values(MODELS[provider]);
-  const head = provider === "mistral" ? { provider, ...mistral } : { provider, api: models[0].api, baseUrl: models[0].baseUrl };
+  const head = { provider, api: models[0].api, baseUrl: models[0].baseUrl };
   const lines = models.map((model) => {
     const entry = { id: model.id, name: model.name };
-    if (provider !== "mistral" && model.api !== head.api) entry.api = model.api;
-    if (provider !== "mistral" && model.baseUrl !== head.baseUrl) entry.baseUrl = model.baseUrl;
+    if (model.api !== head.api) entry.api = model.api;
+    if (model.baseUrl !== head.baseUrl) entry.baseUrl = model.baseUrl;
     Object.assign(entry, {
       reasoning: model.reasoning,
       input: model.input,

@@ -227,7 +227,7 @@ impl Sandbox {
 
 /// Environment variables a test's agent never inherits: provider keys (the developer's must not leak into a
 /// run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
-const UNINHERITED_VARIABLES: [&str; 18] = [
+const UNINHERITED_VARIABLES: [&str; 23] = [
     "HTTP_PROXY",
     "http_proxy",
     "HTTPS_PROXY",
@@ -246,6 +246,11 @@ const UNINHERITED_VARIABLES: [&str; 18] = [
     "MISTRAL_API_KEY",
     "DEEPSEEK_API_KEY",
     "OPENROUTER_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_BASE_URL",
+    "AZURE_OPENAI_RESOURCE_NAME",
+    "AZURE_OPENAI_API_VERSION",
+    "AZURE_OPENAI_DEPLOYMENT_NAME_MAP",
 ];
 
 /// stdout as text.

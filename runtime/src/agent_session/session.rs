@@ -125,6 +125,8 @@ impl AgentSession {
             manager.append_thinking_level_change(state.thinking_level.as_str())?;
         }
         agent.replace_messages(manager.context().messages);
+        // Providers get the session's id, as pi's agent does (prompt cache keys, affinity headers).
+        agent.set_session_id(Some(manager.session_id().to_owned()));
         let manager = Arc::new(Mutex::new(manager));
         let SessionExtras { runner, prompt_builder, expander, cwd, require_api_key } = extras;
         let state = agent.state();

@@ -131,6 +131,7 @@ impl AgentSession {
             *lock(&self.thinking_preference) = level;
         }
         self.agent.replace_messages(manager.context().messages);
+        self.agent.set_session_id(Some(manager.session_id().to_owned()));
         let previous = std::mem::replace(&mut *self.manager(), manager);
         Ok(previous.path().map(Path::to_path_buf))
     }

@@ -160,3 +160,50 @@ async fn abort_ends_a_retry_wait_and_the_next_prompt_starts_afresh() {
     session.prompt("again".into()).await.unwrap();
     assert_eq!(provider.requests().len(), 2, "a new prompt is not cancelled by the old abort");
 }
+
+/// Passes requests to a scripted provider, noting the session id each one carried.
+struct SessionIdProbe {
+    inner: ScriptedProvider,
+    seen: Arc<std::sync::Mutex<Vec<Option<String>>>>,
+}
+
+impl crate::ai::ApiProvider for SessionIdProbe {
+    fn api(&self) -> &str {
+        "scripted"
+    }
+
+    fn stream(
+        &self,
+        model: &Model,
+        context: &crate::ai::LlmContext,
+        options: crate::ai::StreamOptions,
+    ) -> crate::ai::AssistantMessageStream {
+        self.seen.lock().unwrap().push(options.session_id.clone());
+        self.inner.stream(model, context, options)
+    }
+}
+
+#[tokio::test]
+async fn requests_carry_the_id_of_the_session_they_belong_to() {
+    let dir = TempDir::new().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let inner = ScriptedProvider::new(vec![ScriptedResponse::text("One."), ScriptedResponse::text("Two.")]);
+    let mut registry = ProviderRegistry::new();
+    registry.register(Arc::new(SessionIdProbe { inner, seen: seen.clone() }));
+    let registry = Arc::new(registry);
+    let agent = Agent::new(AgentOptions {
+        model: Some(Model::new("test", "test-model", "scripted", "http://127.0.0.1:9")),
+        api_key: Some("test-key".into()),
+        ..AgentOptions::new(registry.clone())
+    });
+    let manager = SessionManager::create(&dir.path().join("sessions"), dir.path()).unwrap();
+    let first_id = manager.session_id().to_owned();
+    let emit: SessionEventSink = Arc::new(|_: &SessionOnlyEvent| {});
+    let session = AgentSession::new(agent, manager, SessionSettings::default(), registry, None, emit).unwrap();
+    session.prompt("Hello".into()).await.unwrap();
+    assert!(session.new_session(None).await.unwrap());
+    let second_id = session.manager().session_id().to_owned();
+    session.prompt("Again".into()).await.unwrap();
+    assert_ne!(first_id, second_id);
+    assert_eq!(*seen.lock().unwrap(), [Some(first_id), Some(second_id)]);
+}

@@ -2,10 +2,9 @@
 //! use, plus the facts that go with it: each provider's key variables, pi's default model per
 //! provider, and the thinking levels a model supports.
 //!
-//! The data comes from pi-ai's generated model list (providers anthropic, cerebras, deepseek,
-//! google, groq, mistral, openai, openrouter, xai). One deliberate difference: pi talks to Mistral
-//! through its own `mistral-conversations` API; here Mistral uses its OpenAI-compatible endpoint
-//! (`openai-completions` at `https://api.mistral.ai/v1`) with the compat switches that endpoint needs.
+//! The data comes from pi-ai's generated model list (providers anthropic, azure-openai-responses,
+//! cerebras, deepseek, google, groq, mistral, openai, openrouter, xai). Azure's models have no base URL:
+//! the `azure-openai-responses` provider finds it in the environment (or the model's models.json entry).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -237,7 +236,18 @@ mod tests {
         let providers: Vec<&str> = builtin_providers().iter().map(String::as_str).collect();
         assert_eq!(
             providers,
-            ["anthropic", "cerebras", "deepseek", "google", "groq", "mistral", "openai", "openrouter", "xai"]
+            [
+                "anthropic",
+                "azure-openai-responses",
+                "cerebras",
+                "deepseek",
+                "google",
+                "groq",
+                "mistral",
+                "openai",
+                "openrouter",
+                "xai"
+            ]
         );
         assert!(builtin_models().len() > 400, "{}", builtin_models().len());
         for provider in &providers {
@@ -271,13 +281,18 @@ mod tests {
     }
 
     #[test]
-    fn mistral_uses_its_openai_compatible_endpoint() {
+    fn mistral_and_azure_speak_their_own_apis() {
         let devstral = builtin_model("mistral", "devstral-medium-latest").expect("in catalog");
-        assert_eq!(devstral.api, "openai-completions");
-        assert_eq!(devstral.base_url, "https://api.mistral.ai/v1");
-        let compat = devstral.compat.as_ref().expect("compat");
-        assert_eq!(compat["maxTokensField"], "max_tokens");
-        assert_eq!(compat["supportsStore"], false);
+        assert_eq!(
+            (devstral.api.as_str(), devstral.base_url.as_str()),
+            ("mistral-conversations", "https://api.mistral.ai")
+        );
+        assert_eq!(devstral.compat, None);
+        let azure = builtin_model("azure-openai-responses", "gpt-5.4").expect("in catalog");
+        assert_eq!((azure.api.as_str(), azure.base_url.as_str()), ("azure-openai-responses", ""));
+        let map = builtin_thinking_level_map("azure-openai-responses", "gpt-5.4");
+        assert_eq!(map.and_then(|m| m.get(crate::ai::ThinkingLevel::Off)), Some(None));
+        assert_eq!(builtin_provider_models("azure-openai-responses").count(), 42);
     }
 
     #[test]

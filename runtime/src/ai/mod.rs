@@ -1,11 +1,13 @@
 //! The unified LLM layer (pi-ai): models, the provider contract and registry, and the providers.
 
 pub mod anthropic_messages;
+pub mod azure_openai_responses;
 mod blocks;
 pub mod catalog;
 pub mod error_kind;
 pub mod google_generative_ai;
 mod http_send;
+pub mod mistral_conversations;
 pub mod model;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -24,8 +26,10 @@ pub mod transport;
 use std::sync::Arc;
 
 pub use anthropic_messages::AnthropicMessagesProvider;
+pub use azure_openai_responses::AzureOpenAiResponsesProvider;
 pub use error_kind::{ProviderErrorKind, classify, is_context_overflow, is_retryable_error};
 pub use google_generative_ai::GoogleGenerativeAiProvider;
+pub use mistral_conversations::MistralConversationsProvider;
 pub use model::{InvalidThinkingLevel, Model, ModelCost, ThinkingLevel};
 pub use openai_completions::OpenAiCompletionsProvider;
 pub use openai_responses::OpenAiResponsesProvider;
@@ -45,5 +49,7 @@ pub fn default_registry() -> ProviderRegistry {
     registry.register(Arc::new(AnthropicMessagesProvider::new()));
     registry.register(Arc::new(OpenAiResponsesProvider::new()));
     registry.register(Arc::new(GoogleGenerativeAiProvider::new()));
+    registry.register(Arc::new(AzureOpenAiResponsesProvider::new()));
+    registry.register(Arc::new(MistralConversationsProvider::new()));
     registry
 }

@@ -42,7 +42,9 @@ fn exact_ids_and_provider_references() {
     assert_eq!(reference(&pick(Some("mock"), Some("m"), &[]).expect("found")), "mock/m");
     assert_eq!(reference(&pick(None, Some("mock/m"), &[]).expect("found")), "mock/m");
     assert_eq!(reference(&pick(None, Some("MOCK/M"), &[]).expect("found")), "mock/m");
-    assert_eq!(reference(&pick(None, Some("gpt-5.4"), &[]).expect("found")), "openai/gpt-5.4");
+    // A bare id names the first provider that has it in pi's order: Azure comes before OpenAI (pi 0.73.1 does
+    // the same, keys or not).
+    assert_eq!(reference(&pick(None, Some("gpt-5.4"), &[]).expect("found")), "azure-openai-responses/gpt-5.4");
     // A provider prefix wins over ids that contain a slash.
     assert_eq!(reference(&pick(None, Some("openai/gpt-5.4"), &[]).expect("found")), "openai/gpt-5.4");
     // OpenRouter ids with a slash resolve when the prefix is not a provider.

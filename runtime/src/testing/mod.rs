@@ -1,6 +1,6 @@
-//! Test support (feature `testing`): a scripted mock LLM server on 127.0.0.1 that speaks the four
-//! LLM APIs over real HTTP and SSE (chosen by request path), serves scripted responses in order,
-//! records requests, and injects faults.
+//! Test support (feature `testing`): a scripted mock LLM server on 127.0.0.1 that speaks the LLM APIs
+//! over real HTTP and SSE (chosen by request path; Azure's Responses URLs too, and Mistral's chat path by its
+//! `Accept: text/event-stream`), serves scripted responses in order, records requests, and injects faults.
 //!
 //! Script JSON (`{"responses":[…]}` or a bare array), one entry per model request:
 //! `{"thinking","thinkingSignature","text","toolCalls":[{"id"?,"name","arguments"}],
@@ -22,7 +22,11 @@ mod provider_tests;
 #[cfg(test)]
 mod provider_tests_anthropic;
 #[cfg(test)]
+mod provider_tests_azure;
+#[cfg(test)]
 mod provider_tests_google;
+#[cfg(test)]
+mod provider_tests_mistral;
 #[cfg(test)]
 mod provider_tests_responses;
 #[cfg(test)]

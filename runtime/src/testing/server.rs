@@ -152,7 +152,7 @@ async fn serve_connection(socket: TcpStream, shared: &Shared) {
     }
     let mut socket = reader.into_inner();
     let route = request.path.split('?').next().unwrap_or_default();
-    match (request.method.as_str(), MockApi::for_route(route)) {
+    match (request.method.as_str(), MockApi::for_request(route, &request.headers)) {
         ("GET", _) if route == "/health" || route == "/v1/health" => {
             write_plain(&mut socket, 200, &[], r#"{"status":"ok"}"#).await;
         }

@@ -155,6 +155,7 @@ async fn faults_end_print_mode_with_a_clear_error_and_exit_code_1() {
     }
 }
 
+mod azure_mistral;
 mod proxy;
 mod retry_settings;
 

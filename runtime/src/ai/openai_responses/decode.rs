@@ -40,6 +40,8 @@ pub struct ResponsesState {
     partial_json: StreamingArguments,
     /// The pi release whose endings and usage to reproduce.
     compat: PiCompat,
+    /// Whether the cost follows the service tier that served the response (OpenAI's API; not Azure's).
+    service_tier_pricing: bool,
 }
 
 impl ResponsesState {
@@ -50,7 +52,15 @@ impl ResponsesState {
             current_block: None,
             partial_json: StreamingArguments::new(),
             compat: PiCompat::V0_73,
+            service_tier_pricing: true,
         }
+    }
+
+    /// Leaves the cost as the model's prices make it, whatever service tier the response names (pi's Azure
+    /// provider does not price tiers).
+    pub fn without_service_tier_pricing(mut self) -> Self {
+        self.service_tier_pricing = false;
+        self
     }
 
     /// Reads the response's ending as `compat`'s pi does (level 1.5: `response.incomplete` ends it too, the
@@ -357,8 +367,10 @@ impl ResponsesState {
             self.output.usage = parse_usage(usage);
         }
         model.apply_cost(&mut self.output.usage);
-        let tier = response.and_then(|r| r.get("service_tier")).and_then(Value::as_str);
-        apply_service_tier(&mut self.output.usage, tier, model);
+        if self.service_tier_pricing {
+            let tier = response.and_then(|r| r.get("service_tier")).and_then(Value::as_str);
+            apply_service_tier(&mut self.output.usage, tier, model);
+        }
         self.output.stop_reason = map_status(response.and_then(|r| r.get("status")))?;
         let has_tool_calls = self.output.content.iter().any(|b| matches!(b, AssistantContent::ToolCall(_)));
         if has_tool_calls && self.output.stop_reason == StopReason::Stop {

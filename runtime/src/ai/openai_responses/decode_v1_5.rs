@@ -25,7 +25,9 @@ impl ResponsesState {
             self.output.usage = parsed;
         }
         model.apply_cost(&mut self.output.usage);
-        apply_service_tier(&mut self.output.usage, field("service_tier").and_then(Value::as_str), model);
+        if self.service_tier_pricing {
+            apply_service_tier(&mut self.output.usage, field("service_tier").and_then(Value::as_str), model);
+        }
         self.output.usage.cost.total_from_provider = Some(false);
         let (stop_reason, raw, error) = match field("status") {
             None | Some(Value::Null) => (StopReason::Stop, None, None),

@@ -6,6 +6,8 @@ use crate::protocol::AssistantMessage;
 
 /// Providers whose tool-call ids keep the `call_id|item_id` form on replay.
 const OPENAI_TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+/// The Azure API keeps them for one more provider, its own.
+const AZURE_API: &str = "azure-openai-responses";
 /// The Responses API limits ids to this many characters.
 const MAX_ID_LEN: usize = 64;
 
@@ -30,7 +32,10 @@ pub(crate) fn normalize_id_part(part: &str) -> String {
 /// part sanitised (same provider and api) or replaced by `fc_<hash>` (a foreign item), and always
 /// starting `fc_`. Other providers get the whole id sanitised.
 pub(crate) fn normalize_tool_call_id(model: &Model, source: &AssistantMessage, id: &str) -> String {
-    if !OPENAI_TOOL_CALL_PROVIDERS.contains(&model.provider.as_str()) {
+    let provider = model.provider.as_str();
+    let keeps_item_ids =
+        OPENAI_TOOL_CALL_PROVIDERS.contains(&provider) || (model.api == AZURE_API && provider == AZURE_API);
+    if !keeps_item_ids {
         return normalize_id_part(id);
     }
     let mut parts = id.split('|');
@@ -113,5 +118,11 @@ mod tests {
         assert_eq!(normalize_tool_call_id(&openai, &foreign, "toolu_01"), "toolu_01");
         let mock = Model::new("mock", "m", "openai-responses", "http://127.0.0.1:9/v1");
         assert_eq!(normalize_tool_call_id(&mock, &foreign, "call_1|fc_abc"), "call_1_fc_abc");
+        let azure = Model::new(AZURE_API, "gpt-5", AZURE_API, "https://r.openai.azure.com/openai/v1");
+        assert_eq!(normalize_tool_call_id(&azure, &foreign, "call_1|fc_abc"), "call_1|fc_1qaoofs1vxahbg");
+        let custom_azure = Model::new("my-azure", "gpt-5", AZURE_API, "https://r.openai.azure.com/openai/v1");
+        assert_eq!(normalize_tool_call_id(&custom_azure, &foreign, "call_1|fc_abc"), "call_1_fc_abc");
+        let openai_on_azure = Model::new("openai", "gpt-5", AZURE_API, "https://r.openai.azure.com/openai/v1");
+        assert_eq!(normalize_tool_call_id(&openai_on_azure, &foreign, "call_1|fc_abc"), "call_1|fc_1qaoofs1vxahbg");
     }
 }

@@ -10,7 +10,9 @@ mod request;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
 use serde_json::Value;
 
+pub(crate) use ids::short_hash;
 pub use request::build_body;
+pub(crate) use request::{Dialect, build_dialect_body};
 
 use self::decode::ResponsesState;
 use self::errors::{http_error_message, is_truthy, sdk_error_message};
@@ -95,8 +97,8 @@ fn build_request(
     )
 }
 
-/// Responses stream events in, assistant-message events out.
-struct ResponsesDecoder {
+/// Responses stream events in, assistant-message events out (shared with the Azure provider).
+pub(crate) struct ResponsesDecoder {
     state: ResponsesState,
     model: Model,
     compat: PiCompat,
@@ -105,6 +107,13 @@ struct ResponsesDecoder {
 impl ResponsesDecoder {
     fn new(model: &Model, compat: PiCompat) -> Self {
         let state = ResponsesState::new(initial_message(model, compat)).with_compat(compat);
+        Self { state, model: model.clone(), compat }
+    }
+
+    /// The decoder as pi's Azure provider reads the same events: the cost ignores the service tier.
+    pub(crate) fn for_azure(model: &Model, compat: PiCompat) -> Self {
+        let state =
+            ResponsesState::new(initial_message(model, compat)).with_compat(compat).without_service_tier_pricing();
         Self { state, model: model.clone(), compat }
     }
 }

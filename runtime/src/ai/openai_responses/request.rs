@@ -56,24 +56,51 @@ pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) 
     build_body_with_retention(model, context, options, long_cache_retention())
 }
 
+/// The service a Responses body is built for; they differ in a few top-level fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect<'a> {
+    /// OpenAI's own API and compatible servers.
+    OpenAi,
+    /// An Azure OpenAI resource: `model` names the deployment; no `store` and no cache retention are sent.
+    Azure { deployment: &'a str },
+}
+
 pub(crate) fn build_body_with_retention(
     model: &Model,
     context: &LlmContext,
     options: &StreamOptions,
     long_retention: bool,
 ) -> Value {
+    build_dialect_body(model, context, options, Dialect::OpenAi, long_retention)
+}
+
+/// The body for `dialect`, keys in pi's order.
+pub(crate) fn build_dialect_body(
+    model: &Model,
+    context: &LlmContext,
+    options: &StreamOptions,
+    dialect: Dialect<'_>,
+    long_retention: bool,
+) -> Value {
     let compat = ResponsesCompat::for_model(model);
+    let openai = dialect == Dialect::OpenAi;
     let mut body = Map::new();
-    body.insert("model".into(), json!(model.id));
+    let model_name = match dialect {
+        Dialect::OpenAi => model.id.as_str(),
+        Dialect::Azure { deployment } => deployment,
+    };
+    body.insert("model".into(), json!(model_name));
     body.insert("input".into(), Value::Array(convert_input(model, context)));
     body.insert("stream".into(), json!(true));
     if let Some(session_id) = &options.session_id {
         body.insert("prompt_cache_key".into(), json!(session_id));
     }
-    if long_retention && compat.supports_long_cache_retention {
+    if openai && long_retention && compat.supports_long_cache_retention {
         body.insert("prompt_cache_retention".into(), json!("24h"));
     }
-    body.insert("store".into(), json!(false));
+    if openai {
+        body.insert("store".into(), json!(false));
+    }
     let v1_5 = options.pi_compat.is_v1_5();
     let max_tokens = if v1_5 {
         requested_output_tokens(model, context, options)
@@ -91,15 +118,22 @@ pub(crate) fn build_body_with_retention(
         body.insert("tools".into(), Value::Array(tools));
     }
     if model.reasoning {
-        insert_reasoning(&mut body, model, options.reasoning, options.pi_compat);
+        insert_reasoning(&mut body, model, options.reasoning, options.pi_compat, openai);
     }
     Value::Object(body)
 }
 
 /// `reasoning` (and `include`) for a reasoning model: the effort with summaries when thinking is on,
-/// else the model's "off" effort (`none`), unless its thinking map says it cannot be switched off. The level
-/// is clamped to the model among `pi_compat`'s levels (pi 1.5's `max` only where the model's map names it).
-fn insert_reasoning(body: &mut Map<String, Value>, model: &Model, level: Option<ThinkingLevel>, pi_compat: PiCompat) {
+/// else the model's "off" effort (`none`), unless its thinking map says it cannot be switched off (or, on
+/// OpenAI's dialect, the model is GitHub Copilot's). The level is clamped to the model among `pi_compat`'s
+/// levels (pi 1.5's `max` only where the model's map names it).
+fn insert_reasoning(
+    body: &mut Map<String, Value>,
+    model: &Model,
+    level: Option<ThinkingLevel>,
+    pi_compat: PiCompat,
+    openai: bool,
+) {
     let map = builtin_thinking_level_map(&model.provider, &model.id);
     let level = clamp_thinking_level(model, map, level.unwrap_or(ThinkingLevel::Off), pi_compat);
     let renamed = |level: ThinkingLevel| map.and_then(|m: &ThinkingLevelMap| m.get_at(level, pi_compat));
@@ -109,7 +143,7 @@ fn insert_reasoning(body: &mut Map<String, Value>, model: &Model, level: Option<
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
         return;
     }
-    if model.provider == "github-copilot" {
+    if openai && model.provider == "github-copilot" {
         return;
     }
     match renamed(ThinkingLevel::Off) {

@@ -1,8 +1,10 @@
 //! Renders a scripted completion in the wire format of the API a request asked for, chosen by the
-//! request path: openai-completions, anthropic-messages, openai-responses or google-generative-ai.
+//! request path: openai-completions, anthropic-messages, openai-responses (Azure's too) or
+//! google-generative-ai; mistral-conversations shares the chat-completions path and asks for an event stream.
 
 mod anthropic_messages;
 mod google_generative_ai;
+mod mistral_conversations;
 mod openai_completions;
 mod openai_responses;
 
@@ -22,6 +24,8 @@ pub enum MockApi {
     OpenAiResponses,
     /// `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`
     GoogleGenerativeAi,
+    /// `POST {base}/v1/chat/completions` with `Accept: text/event-stream` (the Mistral SDK's request)
+    MistralConversations,
 }
 
 impl MockApi {
@@ -39,6 +43,16 @@ impl MockApi {
         } else {
             None
         }
+    }
+
+    /// The API a request asks for: by path, and by the `Accept` header where two APIs share a path.
+    pub fn for_request(route: &str, headers: &[(String, String)]) -> Option<Self> {
+        let api = Self::for_route(route)?;
+        let accept = headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("accept")).map(|(_, v)| v.as_str());
+        if api == Self::OpenAiCompletions && accept == Some("text/event-stream") {
+            return Some(Self::MistralConversations);
+        }
+        Some(api)
     }
 
     /// The model a request names: in the body, or (Google) in the path.
@@ -65,6 +79,7 @@ pub(crate) fn frames(
         MockApi::AnthropicMessages => anthropic_messages::frames(completion, number, model, request_bytes),
         MockApi::OpenAiResponses => openai_responses::frames(completion, number, model, request_bytes),
         MockApi::GoogleGenerativeAi => google_generative_ai::frames(completion, number, model, request_bytes),
+        MockApi::MistralConversations => mistral_conversations::frames(completion, number, model, request_bytes),
     }
 }
 
@@ -79,6 +94,7 @@ pub(crate) fn error_body(api: MockApi, status: u16, message: &str) -> String {
     match api {
         MockApi::AnthropicMessages => anthropic_messages::error_body(status, message),
         MockApi::GoogleGenerativeAi => google_generative_ai::error_body(status, message),
+        MockApi::MistralConversations => mistral_conversations::error_body(status, message),
         MockApi::OpenAiCompletions | MockApi::OpenAiResponses => {
             json!({"error": {"message": message, "type": "mock_script_exhausted", "code": status}}).to_string()
         }
@@ -155,6 +171,16 @@ mod tests {
         assert_eq!(MockApi::for_route(google), Some(MockApi::GoogleGenerativeAi));
         assert_eq!(MockApi::GoogleGenerativeAi.model_name(google, &Value::Null), "gemini-2.5-flash");
         assert_eq!(MockApi::for_route("/v1/embeddings"), None);
+        assert_eq!(MockApi::for_route("/openai/v1/responses"), Some(MockApi::OpenAiResponses), "Azure");
+        assert_eq!(MockApi::for_route("/openai/deployments/d/responses"), Some(MockApi::OpenAiResponses));
+        let accept = |value: &str| vec![("accept".to_owned(), value.to_owned())];
+        let chat = "/v1/chat/completions";
+        assert_eq!(MockApi::for_request(chat, &accept("text/event-stream")), Some(MockApi::MistralConversations));
+        assert_eq!(MockApi::for_request(chat, &accept("application/json")), Some(MockApi::OpenAiCompletions));
+        assert_eq!(
+            MockApi::for_request("/v1/messages", &accept("text/event-stream")),
+            Some(MockApi::AnthropicMessages)
+        );
         assert_eq!(split("Hello world", 3).collect::<Vec<_>>(), ["Hel", "lo w", "orld"]);
         assert_eq!(split("héé", 3).collect::<Vec<_>>(), ["h", "é", "é"]);
         assert_eq!(split("ab", 3).collect::<Vec<_>>(), ["a", "b"]);
