@@ -3,7 +3,7 @@
 //! provider, and the thinking levels a model supports.
 //!
 //! The data comes from pi-ai's generated model list (providers anthropic, cerebras, deepseek,
-//! google, groq, mistral, openai, openrouter, xai). One deliberate difference: pi talks to Mistral
+//! google, google-vertex, groq, mistral, openai, openrouter, xai). One deliberate difference: pi talks to Mistral
 //! through its own `mistral-conversations` API; here Mistral uses its OpenAI-compatible endpoint
 //! (`openai-completions` at `https://api.mistral.ai/v1`) with the compat switches that endpoint needs.
 
@@ -92,10 +92,14 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     }
 }
 
-/// `provider`'s key from the environment: the first of its variables that is set and not empty.
+/// `provider`'s key from the environment: the first of its variables that is set and not empty; for
+/// `google-vertex`, pi's `<authenticated>` marker when Application Default Credentials are set up.
 /// `env` looks a variable up (the process environment in production, a map in tests).
 pub fn env_api_key(provider: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-    api_key_env_vars(provider).iter().find_map(|name| env(name).filter(|value| !value.is_empty()))
+    api_key_env_vars(provider).iter().find_map(|name| env(name).filter(|value| !value.is_empty())).or_else(|| {
+        (provider == super::google_vertex::API && super::google_vertex::has_adc_credentials(env))
+            .then(|| super::google_vertex::AUTHENTICATED_MARKER.to_owned())
+    })
 }
 
 /// pi's `thinkingLevelMap`: the provider-specific name of each thinking level. A level mapped to
@@ -308,7 +312,18 @@ mod tests {
         let providers: Vec<&str> = builtin_providers().iter().map(String::as_str).collect();
         assert_eq!(
             providers,
-            ["anthropic", "cerebras", "deepseek", "google", "groq", "mistral", "openai", "openrouter", "xai"]
+            [
+                "anthropic",
+                "cerebras",
+                "deepseek",
+                "google",
+                "google-vertex",
+                "groq",
+                "mistral",
+                "openai",
+                "openrouter",
+                "xai"
+            ]
         );
         assert!(builtin_models().len() > 400, "{}", builtin_models().len());
         for provider in &providers {

@@ -5,6 +5,7 @@ mod blocks;
 pub mod catalog;
 pub mod error_kind;
 pub mod google_generative_ai;
+pub mod google_vertex;
 mod http_send;
 pub mod model;
 pub mod openai_completions;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 pub use anthropic_messages::AnthropicMessagesProvider;
 pub use error_kind::{ProviderErrorKind, classify, is_context_overflow, is_retryable_error};
 pub use google_generative_ai::GoogleGenerativeAiProvider;
+pub use google_vertex::GoogleVertexProvider;
 pub use model::{InvalidThinkingLevel, Model, ModelCost, ThinkingLevel};
 pub use openai_completions::OpenAiCompletionsProvider;
 pub use openai_responses::OpenAiResponsesProvider;
@@ -44,5 +46,6 @@ pub fn default_registry() -> ProviderRegistry {
     registry.register(Arc::new(AnthropicMessagesProvider::new()));
     registry.register(Arc::new(OpenAiResponsesProvider::new()));
     registry.register(Arc::new(GoogleGenerativeAiProvider::new()));
+    registry.register(Arc::new(GoogleVertexProvider::new()));
     registry
 }
