@@ -225,9 +225,10 @@ impl Sandbox {
     }
 }
 
-/// Environment variables a test's agent never inherits: provider keys (the developer's must not leak into a
-/// run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
-const UNINHERITED_VARIABLES: [&str; 18] = [
+/// Environment variables a test's agent never inherits: provider keys and Google Cloud settings (the
+/// developer's must not leak into a run) and proxies (the mock server is on loopback; a test that wants a
+/// proxy sets one).
+const UNINHERITED_VARIABLES: [&str; 26] = [
     "HTTP_PROXY",
     "http_proxy",
     "HTTPS_PROXY",
@@ -246,6 +247,14 @@ const UNINHERITED_VARIABLES: [&str; 18] = [
     "MISTRAL_API_KEY",
     "DEEPSEEK_API_KEY",
     "OPENROUTER_API_KEY",
+    "GOOGLE_CLOUD_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GCLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_CLOUD_QUOTA_PROJECT",
+    "GOOGLE_VERTEX_BASE_URL",
+    "CLOUDSDK_CONFIG",
 ];
 
 /// stdout as text.
