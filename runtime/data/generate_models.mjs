@@ -15,6 +15,7 @@ const providers = [
   "cerebras",
   "deepseek",
   "google",
+  "google-vertex",
   "groq",
   "mistral",
   "openai",

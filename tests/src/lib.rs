@@ -225,9 +225,9 @@ impl Sandbox {
     }
 }
 
-/// Environment variables a test's agent never inherits: provider keys (the developer's must not leak into a
-/// run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
-const UNINHERITED_VARIABLES: [&str; 23] = [
+/// Environment variables a test's agent never inherits: provider keys and cloud settings (the developer's
+/// must not leak into a run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
+const UNINHERITED_VARIABLES: [&str; 31] = [
     "HTTP_PROXY",
     "http_proxy",
     "HTTPS_PROXY",
@@ -251,6 +251,14 @@ const UNINHERITED_VARIABLES: [&str; 23] = [
     "AZURE_OPENAI_RESOURCE_NAME",
     "AZURE_OPENAI_API_VERSION",
     "AZURE_OPENAI_DEPLOYMENT_NAME_MAP",
+    "GOOGLE_CLOUD_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GCLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_CLOUD_QUOTA_PROJECT",
+    "GOOGLE_VERTEX_BASE_URL",
+    "CLOUDSDK_CONFIG",
 ];
 
 /// stdout as text.

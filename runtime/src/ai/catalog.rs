@@ -3,8 +3,8 @@
 //! provider, and the thinking levels a model supports.
 //!
 //! The data comes from pi-ai's generated model list (providers anthropic, azure-openai-responses,
-//! cerebras, deepseek, google, groq, mistral, openai, openrouter, xai). Azure's models have no base URL:
-//! the `azure-openai-responses` provider finds it in the environment (or the model's models.json entry).
+//! cerebras, deepseek, google, google-vertex, groq, mistral, openai, openrouter, xai). Azure's models have no
+//! base URL: the `azure-openai-responses` provider finds it in the environment (or the model's models.json entry).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -92,10 +92,14 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     }
 }
 
-/// `provider`'s key from the environment: the first of its variables that is set and not empty.
+/// `provider`'s key from the environment: the first of its variables that is set and not empty; for
+/// `google-vertex`, pi's `<authenticated>` marker when Application Default Credentials are set up.
 /// `env` looks a variable up (the process environment in production, a map in tests).
 pub fn env_api_key(provider: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-    api_key_env_vars(provider).iter().find_map(|name| env(name).filter(|value| !value.is_empty()))
+    api_key_env_vars(provider).iter().find_map(|name| env(name).filter(|value| !value.is_empty())).or_else(|| {
+        (provider == super::google_vertex::API && super::google_vertex::has_adc_credentials(env))
+            .then(|| super::google_vertex::AUTHENTICATED_MARKER.to_owned())
+    })
 }
 
 /// The parsed catalog: models in pi's order with their thinking maps alongside.
@@ -242,6 +246,7 @@ mod tests {
                 "cerebras",
                 "deepseek",
                 "google",
+                "google-vertex",
                 "groq",
                 "mistral",
                 "openai",

@@ -6,6 +6,7 @@ mod blocks;
 pub mod catalog;
 pub mod error_kind;
 pub mod google_generative_ai;
+pub mod google_vertex;
 mod http_send;
 pub mod mistral_conversations;
 pub mod model;
@@ -29,6 +30,7 @@ pub use anthropic_messages::AnthropicMessagesProvider;
 pub use azure_openai_responses::AzureOpenAiResponsesProvider;
 pub use error_kind::{ProviderErrorKind, classify, is_context_overflow, is_retryable_error};
 pub use google_generative_ai::GoogleGenerativeAiProvider;
+pub use google_vertex::GoogleVertexProvider;
 pub use mistral_conversations::MistralConversationsProvider;
 pub use model::{InvalidThinkingLevel, Model, ModelCost, ThinkingLevel};
 pub use openai_completions::OpenAiCompletionsProvider;
@@ -51,5 +53,6 @@ pub fn default_registry() -> ProviderRegistry {
     registry.register(Arc::new(GoogleGenerativeAiProvider::new()));
     registry.register(Arc::new(AzureOpenAiResponsesProvider::new()));
     registry.register(Arc::new(MistralConversationsProvider::new()));
+    registry.register(Arc::new(GoogleVertexProvider::new()));
     registry
 }

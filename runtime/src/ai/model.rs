@@ -23,7 +23,8 @@ pub struct ModelCost {
 pub struct Model {
     pub id: String,
     pub name: String,
-    /// Wire protocol: `openai-completions`, `anthropic-messages`, `openai-responses`, `google-generative-ai`.
+    /// Wire protocol: `openai-completions`, `anthropic-messages`, `openai-responses`, `google-generative-ai`,
+    /// `google-vertex`.
     pub api: String,
     pub provider: String,
     pub base_url: String,

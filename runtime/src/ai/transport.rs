@@ -139,9 +139,39 @@ pub fn spawn_sse_call<D: StreamDecoder>(
         return error_stream(model, format!("the {} provider needs a tokio runtime", model.api));
     };
     let (tx, stream) = AssistantMessageStream::channel();
-    runtime.spawn(run(request, decoder, cancel, on_payload, tx));
+    runtime.spawn(run(request, std::future::ready(Ok(Vec::new())), decoder, cancel, on_payload, tx));
     stream
 }
+
+/// Like [`spawn_sse_call`], for APIs whose credentials come from a call of their own (an OAuth token
+/// endpoint): once the payload hook has seen the body, `auth` yields the headers to add (those the request
+/// already has win), or the failure that ends the call. Cancelling stops the wait for `auth`.
+pub fn spawn_authorized_sse_call<D, A>(
+    model: &Model,
+    request: Result<HttpRequest, String>,
+    auth: A,
+    decoder: D,
+    cancel: CancellationToken,
+    on_payload: Option<PayloadHook>,
+) -> AssistantMessageStream
+where
+    D: StreamDecoder,
+    A: Future<Output = Result<AuthHeaders, DecodeError>> + Send + 'static,
+{
+    let request = match request {
+        Ok(request) => request,
+        Err(message) => return error_stream(model, message),
+    };
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return error_stream(model, format!("the {} provider needs a tokio runtime", model.api));
+    };
+    let (tx, stream) = AssistantMessageStream::channel();
+    runtime.spawn(run(request, auth, decoder, cancel, on_payload, tx));
+    stream
+}
+
+/// Headers that authorize a request (name, value), values marked sensitive.
+pub type AuthHeaders = Vec<(reqwest::header::HeaderName, reqwest::header::HeaderValue)>;
 
 /// Why a call ended without `done`.
 pub(crate) enum Failure {
@@ -158,13 +188,17 @@ impl<T: Into<DecodeError>> From<T> for Failure {
 
 async fn run<D: StreamDecoder>(
     mut request: HttpRequest,
+    auth: impl Future<Output = Result<AuthHeaders, DecodeError>> + Send,
     mut decoder: D,
     cancel: CancellationToken,
     on_payload: Option<PayloadHook>,
     tx: AssistantMessageSender,
 ) {
     let outcome = match apply_payload_hook(&mut request, on_payload).await {
-        Ok(()) => drive(&request, &mut decoder, &cancel, &tx).await,
+        Ok(()) => match authorize(&mut request, auth, &cancel).await {
+            Ok(()) => drive(&request, &mut decoder, &cancel, &tx).await,
+            Err(failure) => Err(failure),
+        },
         Err(error) => Err(Failure::from(error)),
     };
     let mut message = decoder.take_message();
@@ -190,6 +224,25 @@ async fn run<D: StreamDecoder>(
         }
     };
     tx.push(event);
+}
+
+/// Waits for the authorization headers (or the abort) and adds those the request does not already carry.
+async fn authorize(
+    request: &mut HttpRequest,
+    auth: impl Future<Output = Result<AuthHeaders, DecodeError>> + Send,
+    cancel: &CancellationToken,
+) -> Result<(), Failure> {
+    let headers = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(ABORTED_BEFORE_RESPONSE.into()),
+        headers = auth => headers.map_err(Failure::Error)?,
+    };
+    for (name, value) in headers {
+        if !request.headers.contains_key(&name) {
+            request.headers.insert(name, value);
+        }
+    }
+    Ok(())
 }
 
 /// Lets the hook rewrite the body (parsed back from the bytes the provider serialized; only when a hook is set).

@@ -9,22 +9,25 @@ use serde_json::json;
 
 use super::{MockLlmServer, MockScript};
 use crate::ai::{
-    AnthropicMessagesProvider, ApiProvider, GoogleGenerativeAiProvider, LlmContext, Model, ModelCost,
-    OpenAiCompletionsProvider, OpenAiResponsesProvider, ProviderErrorKind, StreamOptions, ThinkingLevel, ToolSpec,
-    is_context_overflow,
+    AnthropicMessagesProvider, ApiProvider, GoogleGenerativeAiProvider, GoogleVertexProvider, LlmContext, Model,
+    ModelCost, OpenAiCompletionsProvider, OpenAiResponsesProvider, ProviderErrorKind, StreamOptions, ThinkingLevel,
+    ToolSpec, is_context_overflow,
 };
 use crate::protocol::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Message, StopReason, ToolCall, UserMessage,
 };
 
 /// Every API under test, by name.
-const APIS: [&str; 4] = ["openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai"];
+const APIS: [&str; 5] =
+    ["openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai", "google-vertex"];
 
 fn provider(api: &str) -> Arc<dyn ApiProvider> {
     match api {
         "anthropic-messages" => Arc::new(AnthropicMessagesProvider::new()),
         "openai-responses" => Arc::new(OpenAiResponsesProvider::new()),
         "google-generative-ai" => Arc::new(GoogleGenerativeAiProvider::new()),
+        // Express mode (the call's key) at `{base}/v1/publishers/google/models/…`, blind to the developer's env.
+        "google-vertex" => Arc::new(GoogleVertexProvider::new().with_env(|_| None)),
         _ => Arc::new(OpenAiCompletionsProvider::new()),
     }
 }
@@ -216,7 +219,9 @@ fn bad_request_body(api: &str, message: &str) -> serde_json::Value {
         "anthropic-messages" => {
             json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
         }
-        "google-generative-ai" => json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}),
+        "google-generative-ai" | "google-vertex" => {
+            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        }
         _ => json!({"error": {"message": message, "type": "invalid_request_error"}}),
     }
 }
@@ -338,7 +343,7 @@ async fn a_503_with_retry_after_follows_each_sdk_retry_rule() {
             "headers": {"retry-after-ms": "20"}}});
         let mock = server(json!([overloaded, {"text": "after the retry"}])).await;
         let (_, message) = call(api, &mock, ask("hi"), options(None)).await;
-        if api == "google-generative-ai" {
+        if api.starts_with("google-") {
             // The genai SDK pi uses does not retry.
             assert_eq!(message.stop_reason, StopReason::Error, "{api}");
             assert_eq!(message.error_kind, Some(ProviderErrorKind::Server), "{api}");

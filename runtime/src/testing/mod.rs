@@ -1,6 +1,8 @@
 //! Test support (feature `testing`): a scripted mock LLM server on 127.0.0.1 that speaks the LLM APIs
-//! over real HTTP and SSE (chosen by request path; Azure's Responses URLs too, and Mistral's chat path by its
-//! `Accept: text/event-stream`), serves scripted responses in order, records requests, and injects faults.
+//! over real HTTP and SSE (chosen by request path; Azure's Responses URLs too, Mistral's chat path by its
+//! `Accept: text/event-stream`, and Vertex AI's `…/publishers/google/models/{m}:streamGenerateContent`
+//! speaks Gemini's), serves scripted responses in order, records requests, injects faults, and plays
+//! Google's OAuth token endpoint (`POST /token`).
 //!
 //! Script JSON (`{"responses":[…]}` or a bare array), one entry per model request:
 //! `{"thinking","thinkingSignature","text","toolCalls":[{"id"?,"name","arguments"}],
@@ -13,7 +15,7 @@ mod server;
 
 pub use render::{MockApi, rendered_body};
 pub use script::{MockCompletion, MockHttpError, MockResponse, MockScript, MockScriptError, MockToolCall, MockUsage};
-pub use server::{MockLlmServer, RecordedRequest};
+pub use server::{MockLlmServer, RecordedRequest, TEST_CLIENT_EMAIL, TEST_PRIVATE_KEY_PEM, TEST_PROJECT_ID};
 
 #[cfg(test)]
 mod conformance_tests;
@@ -37,3 +39,5 @@ mod provider_tests_v1_5_anthropic;
 mod provider_tests_v1_5_google;
 #[cfg(test)]
 mod provider_tests_v1_5_responses;
+#[cfg(test)]
+mod provider_tests_vertex;

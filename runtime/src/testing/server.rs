@@ -17,6 +17,9 @@ use tokio_util::sync::CancellationToken;
 use super::render::{MockApi, error_body, frames};
 use super::script::{MockCompletion, MockHttpError, MockResponse, MockScript};
 
+mod oauth;
+pub use oauth::{TEST_CLIENT_EMAIL, TEST_PRIVATE_KEY_PEM, TEST_PROJECT_ID};
+
 /// Largest request head and body the server reads.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
@@ -46,6 +49,7 @@ struct Shared {
     served: AtomicUsize,
     requests: Mutex<Vec<RecordedRequest>>,
     log_file: Mutex<Option<PathBuf>>,
+    oauth: oauth::OAuthState,
 }
 
 /// Locks a mutex, recovering the data if a panicking holder poisoned it.
@@ -152,6 +156,11 @@ async fn serve_connection(socket: TcpStream, shared: &Shared) {
     }
     let mut socket = reader.into_inner();
     let route = request.path.split('?').next().unwrap_or_default();
+    if let Some((status, body)) = oauth::answer(&shared.oauth, route, &request) {
+        write_plain(&mut socket, status, &[], &body).await;
+        let _ = socket.shutdown().await;
+        return;
+    }
     match (request.method.as_str(), MockApi::for_request(route, &request.headers)) {
         ("GET", _) if route == "/health" || route == "/v1/health" => {
             write_plain(&mut socket, 200, &[], r#"{"status":"ok"}"#).await;

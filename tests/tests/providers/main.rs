@@ -158,6 +158,7 @@ async fn faults_end_print_mode_with_a_clear_error_and_exit_code_1() {
 mod azure_mistral;
 mod proxy;
 mod retry_settings;
+mod vertex;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_200_answer_that_is_not_an_event_stream_is_an_error_naming_it() {

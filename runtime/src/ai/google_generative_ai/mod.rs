@@ -10,6 +10,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, USER_AGE
 use serde_json::{Value, json};
 
 pub use request::build_body;
+pub(crate) use request::{Dialect, build_body_for};
 
 use self::decode::StreamState;
 use super::Model;
@@ -74,7 +75,12 @@ pub fn decoder_with_compat(model: &Model, compat: PiCompat) -> impl StreamDecode
     decoder_for(model, compat)
 }
 
-fn decoder_for(model: &Model, compat: PiCompat) -> GeminiDecoder {
+/// The decoder of a Gemini stream (Vertex sends the same chunks).
+pub(crate) fn decoder_for(model: &Model, compat: PiCompat) -> impl StreamDecoder + use<> {
+    gemini_decoder(model, compat)
+}
+
+fn gemini_decoder(model: &Model, compat: PiCompat) -> GeminiDecoder {
     let state = StreamState::new(initial_message(model, compat)).with_compat(compat);
     GeminiDecoder { state, model: model.clone(), compat }
 }

@@ -1,6 +1,7 @@
 //! The google-generative-ai request body as pi sends it through the `@google/genai` SDK: pi's
 //! conversion of messages into `contents`, the generation config with its thinking settings, and
-//! the SDK's key order (`contents`, `systemInstruction`, `tools`, `generationConfig`).
+//! the SDK's key order (`contents`, `systemInstruction`, `tools`, `generationConfig`). The
+//! `google-vertex` API sends the same body with the few differences a [`Dialect`] names.
 
 use crate::ai::ThinkingBudgets;
 use std::sync::LazyLock;
@@ -31,6 +32,20 @@ fn id_matches(pattern: &LazyLock<Option<Regex>>, model: &Model) -> bool {
     pattern.as_ref().is_some_and(|re| re.is_match(&model.id.to_lowercase()))
 }
 
+/// Which of the two Gemini APIs a body is for: they share pi's conversion, and differ only where pi's
+/// two providers or the SDK's two converters do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Dialect {
+    /// `google-generative-ai`: the SDK rewrites parts into its own key order (`inlineData` as `data`,
+    /// `mimeType`; `functionCall` as `id`, `args`, `name`); pi knows Gemma 4 and Flash-Lite's budgets.
+    #[default]
+    GeminiApi,
+    /// `google-vertex`: the SDK passes pi's parts through as they are (`mimeType` before `data`, `name`
+    /// before `args`) and writes function declarations `description` first; pi's Vertex provider has no
+    /// Gemma 4 levels and no Flash-Lite budgets.
+    Vertex,
+}
+
 /// Which thinking switch a model family takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ThinkingFamily {
@@ -45,12 +60,12 @@ enum ThinkingFamily {
 }
 
 impl ThinkingFamily {
-    fn of(model: &Model) -> Self {
+    fn of(model: &Model, dialect: Dialect) -> Self {
         if id_matches(&GEMINI_3_PRO, model) {
             Self::Gemini3Pro
         } else if id_matches(&GEMINI_3_FLASH, model) {
             Self::Gemini3Flash
-        } else if id_matches(&GEMMA_4, model) {
+        } else if dialect == Dialect::GeminiApi && id_matches(&GEMMA_4, model) {
             Self::Gemma4
         } else {
             Self::Budget
@@ -60,11 +75,16 @@ impl ThinkingFamily {
 
 /// The `thinkingConfig` pi sends: with thoughts for a thinking level, or the lowest setting the model
 /// allows when thinking is off. `None` for models without reasoning.
-pub(crate) fn thinking_config(model: &Model, level: Option<ThinkingLevel>, budgets: &ThinkingBudgets) -> Option<Value> {
+pub(crate) fn thinking_config(
+    model: &Model,
+    level: Option<ThinkingLevel>,
+    budgets: &ThinkingBudgets,
+    dialect: Dialect,
+) -> Option<Value> {
     if !model.reasoning {
         return None;
     }
-    let family = ThinkingFamily::of(model);
+    let family = ThinkingFamily::of(model, dialect);
     let effort = match level {
         None | Some(ThinkingLevel::Off) => {
             return Some(match family {
@@ -79,8 +99,9 @@ pub(crate) fn thinking_config(model: &Model, level: Option<ThinkingLevel>, budge
     };
     Some(match family {
         ThinkingFamily::Budget => {
-            let budget =
-                budgets.for_level(effort).map_or_else(|| thinking_budget(model, effort), |tokens| tokens as i64);
+            let budget = budgets
+                .for_level(effort)
+                .map_or_else(|| thinking_budget(model, effort, dialect), |tokens| tokens as i64);
             json!({"includeThoughts": true, "thinkingBudget": budget})
         }
         family => json!({"includeThoughts": true, "thinkingLevel": thinking_level(family, effort)}),
@@ -115,10 +136,10 @@ fn thinking_level(family: ThinkingFamily, effort: ThinkingLevel) -> &'static str
 }
 
 /// The built-in `thinkingBudget` of a Gemini 2.5 model for an effort; -1 (dynamic) for other models.
-fn thinking_budget(model: &Model, effort: ThinkingLevel) -> i64 {
+fn thinking_budget(model: &Model, effort: ThinkingLevel, dialect: Dialect) -> i64 {
     let budgets: [i64; 4] = if model.id.contains("2.5-pro") {
         [128, 2048, 8192, 32768]
-    } else if model.id.contains("2.5-flash-lite") {
+    } else if dialect == Dialect::GeminiApi && model.id.contains("2.5-flash-lite") {
         [512, 2048, 8192, 24576]
     } else if model.id.contains("2.5-flash") {
         [128, 2048, 8192, 24576]
@@ -137,7 +158,17 @@ fn thinking_budget(model: &Model, effort: ThinkingLevel) -> i64 {
 /// Fails when there is nothing to send (the SDK refuses empty `contents`). At level 1.5 `maxOutputTokens` is
 /// the caller's or the model's whole limit, fitted to the context window.
 pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) -> Result<Value, String> {
-    let contents = convert_messages(model, &context.messages);
+    build_body_for(Dialect::GeminiApi, model, context, options)
+}
+
+/// [`build_body`] for either API.
+pub(crate) fn build_body_for(
+    dialect: Dialect,
+    model: &Model,
+    context: &LlmContext,
+    options: &StreamOptions,
+) -> Result<Value, String> {
+    let contents = convert_messages(dialect, model, &context.messages);
     if contents.is_empty() {
         return Err("the request has no contents: every message was empty".to_owned());
     }
@@ -147,7 +178,7 @@ pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) 
         body.insert("systemInstruction".into(), json!({"parts": [{"text": context.system_prompt}], "role": "user"}));
     }
     if !context.tools.is_empty() {
-        let declarations: Vec<Value> = context.tools.iter().map(function_declaration).collect();
+        let declarations: Vec<Value> = context.tools.iter().map(|tool| function_declaration(dialect, tool)).collect();
         body.insert("tools".into(), json!([{"functionDeclarations": declarations}]));
     }
     let mut generation = Map::new();
@@ -162,15 +193,22 @@ pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) 
     if let Some(max_tokens) = max_tokens {
         generation.insert("maxOutputTokens".into(), json!(max_tokens));
     }
-    if let Some(thinking) = thinking_config(model, options.reasoning, &options.thinking_budgets) {
+    if let Some(thinking) = thinking_config(model, options.reasoning, &options.thinking_budgets, dialect) {
         generation.insert("thinkingConfig".into(), thinking);
     }
     body.insert("generationConfig".into(), Value::Object(generation));
     Ok(Value::Object(body))
 }
 
-fn function_declaration(tool: &ToolSpec) -> Value {
-    json!({"name": tool.name, "description": tool.description, "parametersJsonSchema": tool.parameters})
+fn function_declaration(dialect: Dialect, tool: &ToolSpec) -> Value {
+    match dialect {
+        Dialect::GeminiApi => {
+            json!({"name": tool.name, "description": tool.description, "parametersJsonSchema": tool.parameters})
+        }
+        Dialect::Vertex => {
+            json!({"description": tool.description, "name": tool.name, "parametersJsonSchema": tool.parameters})
+        }
+    }
 }
 
 /// Models behind Google's API that need explicit ids on function calls and responses.
@@ -201,7 +239,7 @@ fn kept_signature(same_model: bool, signature: Option<&str>) -> Option<&str> {
     signature.filter(|s| same_model && is_valid_thought_signature(s))
 }
 
-fn convert_messages(model: &Model, messages: &[Message]) -> Vec<Value> {
+fn convert_messages(dialect: Dialect, model: &Model, messages: &[Message]) -> Vec<Value> {
     let normalize = |id: &str| -> String {
         if !requires_tool_call_id(&model.id) {
             return id.to_owned();
@@ -214,20 +252,24 @@ fn convert_messages(model: &Model, messages: &[Message]) -> Vec<Value> {
     let mut contents: Vec<Value> = Vec::new();
     for message in transform_messages(messages, model, normalize) {
         match &message {
-            Message::User(user) => contents.extend(convert_user(&user.content)),
-            Message::Assistant(assistant) => contents.extend(convert_assistant(model, assistant)),
-            Message::ToolResult(result) => push_tool_result(model, result, &mut contents),
+            Message::User(user) => contents.extend(convert_user(dialect, &user.content)),
+            Message::Assistant(assistant) => contents.extend(convert_assistant(dialect, model, assistant)),
+            Message::ToolResult(result) => push_tool_result(dialect, model, result, &mut contents),
         }
     }
     contents
 }
 
-/// `inlineData` as the SDK writes a top-level part (`data` before `mimeType`).
-fn inline_data_part(data: &str, mime_type: &str) -> Value {
-    json!({"inlineData": {"data": data, "mimeType": mime_type}})
+/// `inlineData` as the SDK writes a top-level part: `data` before `mimeType` for the Gemini API, pi's own
+/// order for Vertex.
+fn inline_data_part(dialect: Dialect, data: &str, mime_type: &str) -> Value {
+    match dialect {
+        Dialect::GeminiApi => json!({"inlineData": {"data": data, "mimeType": mime_type}}),
+        Dialect::Vertex => json!({"inlineData": {"mimeType": mime_type, "data": data}}),
+    }
 }
 
-fn convert_user(content: &MessageContent) -> Option<Value> {
+fn convert_user(dialect: Dialect, content: &MessageContent) -> Option<Value> {
     let blocks = match content {
         MessageContent::Text(text) => return Some(json!({"parts": [{"text": text}], "role": "user"})),
         MessageContent::Blocks(blocks) => blocks,
@@ -236,7 +278,7 @@ fn convert_user(content: &MessageContent) -> Option<Value> {
         .iter()
         .map(|block| match block {
             UserContent::Text(text) => json!({"text": text.text}),
-            UserContent::Image(image) => inline_data_part(&image.data, &image.mime_type),
+            UserContent::Image(image) => inline_data_part(dialect, &image.data, &image.mime_type),
         })
         .collect();
     (!parts.is_empty()).then(|| json!({"parts": parts, "role": "user"}))
@@ -244,7 +286,7 @@ fn convert_user(content: &MessageContent) -> Option<Value> {
 
 /// A `model` turn: text, thinking (as thought parts for the same model, else plain text) and
 /// function calls, with signatures only where they can be replayed. `None` when nothing is left.
-fn convert_assistant(model: &Model, message: &AssistantMessage) -> Option<Value> {
+fn convert_assistant(dialect: Dialect, model: &Model, message: &AssistantMessage) -> Option<Value> {
     let same_model = message.provider == model.provider && message.model == model.id;
     let mut parts = Vec::new();
     for block in &message.content {
@@ -275,13 +317,14 @@ fn convert_assistant(model: &Model, message: &AssistantMessage) -> Option<Value>
                 parts.push(Value::Object(part));
             }
             AssistantContent::ToolCall(call) => {
-                let mut function_call = Map::new();
-                if requires_tool_call_id(&model.id) {
-                    function_call.insert("id".into(), json!(call.id));
-                }
                 let args = if call.arguments.is_null() { json!({}) } else { call.arguments.clone() };
-                function_call.insert("args".into(), args);
-                function_call.insert("name".into(), json!(call.name));
+                let id = requires_tool_call_id(&model.id).then(|| json!(call.id));
+                let function_call = match dialect {
+                    Dialect::GeminiApi => [("id", id), ("args", Some(args)), ("name", Some(json!(call.name)))],
+                    Dialect::Vertex => [("name", Some(json!(call.name))), ("args", Some(args)), ("id", id)],
+                };
+                let function_call: Map<String, Value> =
+                    function_call.into_iter().filter_map(|(key, value)| Some((key.to_owned(), value?))).collect();
                 let mut part = Map::new();
                 part.insert("functionCall".into(), Value::Object(function_call));
                 if let Some(signature) = kept_signature(same_model, call.thought_signature.as_deref()) {
@@ -297,7 +340,7 @@ fn convert_assistant(model: &Model, message: &AssistantMessage) -> Option<Value>
 /// Adds a tool result as a `functionResponse` part, merged into the previous user turn when that
 /// turn already holds function responses. Images ride inside the response for Gemini 3+, else in a
 /// user turn of their own.
-fn push_tool_result(model: &Model, result: &ToolResultMessage, contents: &mut Vec<Value>) {
+fn push_tool_result(dialect: Dialect, model: &Model, result: &ToolResultMessage, contents: &mut Vec<Value>) {
     let blocks = &result.content;
     let text: Vec<&str> = blocks.iter().filter_map(UserContent::as_text).collect();
     let text = text.join("\n");
@@ -341,7 +384,7 @@ fn push_tool_result(model: &Model, result: &ToolResultMessage, contents: &mut Ve
     }
     if !images.is_empty() && !multimodal {
         let mut parts = vec![json!({"text": TOOL_IMAGES_INTRO})];
-        parts.extend(images.iter().map(|(data, mime)| inline_data_part(data, mime)));
+        parts.extend(images.iter().map(|(data, mime)| inline_data_part(dialect, data, mime)));
         contents.push(json!({"parts": parts, "role": "user"}));
     }
 }

@@ -107,7 +107,8 @@ fn a_read_round_trip_matches_pi_byte_for_byte() {
 #[test]
 fn thinking_settings_follow_the_model_family() {
     let builtin = crate::ai::ThinkingBudgets::default();
-    let config = |id: &str, level: Option<ThinkingLevel>| thinking_config(&model(id), level, &builtin);
+    let config =
+        |id: &str, level: Option<ThinkingLevel>| thinking_config(&model(id), level, &builtin, Dialect::GeminiApi);
     let on = |budget: i64| Some(json!({"includeThoughts": true, "thinkingBudget": budget}));
     let level = |name: &str| Some(json!({"includeThoughts": true, "thinkingLevel": name}));
     use ThinkingLevel::{High, Low, Medium, Minimal, Off, Xhigh};
@@ -131,12 +132,19 @@ fn thinking_settings_follow_the_model_family() {
     assert_eq!(config("gemini-3-flash-preview", None), Some(json!({"thinkingLevel": "MINIMAL"})));
     let mut plain = model("gemini-2.0-flash");
     plain.reasoning = false;
-    assert_eq!(thinking_config(&plain, Some(High), &builtin), None, "models without reasoning get no thinking config");
+    assert_eq!(
+        thinking_config(&plain, Some(High), &builtin, Dialect::GeminiApi),
+        None,
+        "models without reasoning get no thinking config"
+    );
     // Budgets from settings (`thinkingBudgets`) come first, for budget models only.
     let budgets = crate::ai::ThinkingBudgets { high: Some(4096), ..Default::default() };
-    assert_eq!(thinking_config(&model("gemini-2.5-pro"), Some(Xhigh), &budgets), on(4096));
-    assert_eq!(thinking_config(&model("gemini-2.5-pro"), Some(Low), &budgets), on(2048));
-    assert_eq!(thinking_config(&model("gemini-3-flash-preview"), Some(High), &budgets), level("HIGH"));
+    assert_eq!(thinking_config(&model("gemini-2.5-pro"), Some(Xhigh), &budgets, Dialect::GeminiApi), on(4096));
+    assert_eq!(thinking_config(&model("gemini-2.5-pro"), Some(Low), &budgets, Dialect::GeminiApi), on(2048));
+    assert_eq!(
+        thinking_config(&model("gemini-3-flash-preview"), Some(High), &budgets, Dialect::GeminiApi),
+        level("HIGH")
+    );
 }
 
 #[test]

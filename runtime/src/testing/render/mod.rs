@@ -22,7 +22,8 @@ pub enum MockApi {
     AnthropicMessages,
     /// `POST {base}/responses`
     OpenAiResponses,
-    /// `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`
+    /// `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`; Vertex AI's
+    /// `{base}/v1/[projects/{p}/locations/{l}/]publishers/google/models/{model}:streamGenerateContent` too.
     GoogleGenerativeAi,
     /// `POST {base}/v1/chat/completions` with `Accept: text/event-stream` (the Mistral SDK's request)
     MistralConversations,
@@ -170,6 +171,10 @@ mod tests {
         let google = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
         assert_eq!(MockApi::for_route(google), Some(MockApi::GoogleGenerativeAi));
         assert_eq!(MockApi::GoogleGenerativeAi.model_name(google, &Value::Null), "gemini-2.5-flash");
+        let vertex =
+            "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent";
+        assert_eq!(MockApi::for_route(vertex), Some(MockApi::GoogleGenerativeAi));
+        assert_eq!(MockApi::GoogleGenerativeAi.model_name(vertex, &Value::Null), "gemini-2.5-pro");
         assert_eq!(MockApi::for_route("/v1/embeddings"), None);
         assert_eq!(MockApi::for_route("/openai/v1/responses"), Some(MockApi::OpenAiResponses), "Azure");
         assert_eq!(MockApi::for_route("/openai/deployments/d/responses"), Some(MockApi::OpenAiResponses));
