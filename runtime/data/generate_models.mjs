@@ -9,7 +9,7 @@ if (!piAi) {
   process.exit(2);
 }
 const { MODELS } = await import(`${piAi}/dist/models.generated.js`);
-const providers = ["anthropic", "cerebras", "deepseek", "google", "groq", "mistral", "openai", "openrouter", "xai"];
+const providers = ["amazon-bedrock", "anthropic", "cerebras", "deepseek", "google", "groq", "mistral", "openai", "openrouter", "xai"];
 const mistral = {
   api: "openai-completions",
   baseUrl: "https://api.mistral.ai/v1",

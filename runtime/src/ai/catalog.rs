@@ -2,8 +2,8 @@
 //! use, plus the facts that go with it: each provider's key variables, pi's default model per
 //! provider, and the thinking levels a model supports.
 //!
-//! The data comes from pi-ai's generated model list (providers anthropic, cerebras, deepseek,
-//! google, groq, mistral, openai, openrouter, xai). One deliberate difference: pi talks to Mistral
+//! The data comes from pi-ai's generated model list (providers amazon-bedrock, anthropic, cerebras,
+//! deepseek, google, groq, mistral, openai, openrouter, xai). One deliberate difference: pi talks to Mistral
 //! through its own `mistral-conversations` API; here Mistral uses its OpenAI-compatible endpoint
 //! (`openai-completions` at `https://api.mistral.ai/v1`) with the compat switches that endpoint needs.
 
@@ -63,6 +63,8 @@ pub fn default_model_id(provider: &str) -> Option<&'static str> {
 pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     match provider {
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
+        // Credentials rather than a key: see `env_api_key`.
+        "amazon-bedrock" => &["AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_BEARER_TOKEN_BEDROCK"],
         "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
         "openai" => &["OPENAI_API_KEY"],
         "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
@@ -93,8 +95,13 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
 }
 
 /// `provider`'s key from the environment: the first of its variables that is set and not empty.
-/// `env` looks a variable up (the process environment in production, a map in tests).
+/// `env` looks a variable up (the process environment in production, a map in tests). Amazon Bedrock
+/// has no key: like pi, it counts as configured (`<authenticated>`) when AWS credentials are in sight.
 pub fn env_api_key(provider: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if provider == super::bedrock_converse::PROVIDER {
+        return super::bedrock_converse::env_has_credentials(env)
+            .then(|| super::bedrock_converse::AUTHENTICATED.to_owned());
+    }
     api_key_env_vars(provider).iter().find_map(|name| env(name).filter(|value| !value.is_empty()))
 }
 
@@ -308,7 +315,18 @@ mod tests {
         let providers: Vec<&str> = builtin_providers().iter().map(String::as_str).collect();
         assert_eq!(
             providers,
-            ["anthropic", "cerebras", "deepseek", "google", "groq", "mistral", "openai", "openrouter", "xai"]
+            [
+                "amazon-bedrock",
+                "anthropic",
+                "cerebras",
+                "deepseek",
+                "google",
+                "groq",
+                "mistral",
+                "openai",
+                "openrouter",
+                "xai"
+            ]
         );
         assert!(builtin_models().len() > 400, "{}", builtin_models().len());
         for provider in &providers {
@@ -334,6 +352,11 @@ mod tests {
         assert_eq!(gemini.base_url, "https://generativelanguage.googleapis.com/v1beta");
         let deepseek = builtin_model("deepseek", "deepseek-v4-pro").expect("in catalog");
         assert_eq!(deepseek.compat.as_ref().and_then(|c| c["thinkingFormat"].as_str()), Some("deepseek"));
+        let bedrock = builtin_model("amazon-bedrock", "us.anthropic.claude-opus-4-6-v1").expect("in catalog");
+        assert_eq!(
+            (bedrock.api.as_str(), bedrock.base_url.as_str()),
+            ("bedrock-converse-stream", "https://bedrock-runtime.us-east-1.amazonaws.com")
+        );
         let groq = builtin_model("groq", "openai/gpt-oss-120b").expect("in catalog");
         assert_eq!(
             (groq.api.as_str(), groq.base_url.as_str()),
@@ -373,6 +396,9 @@ mod tests {
         assert_eq!(env_api_key("google", &env).as_deref(), Some("g"));
         assert_eq!(env_api_key("openai", &env), None);
         assert_eq!(env_api_key("unknown", &env), None);
+        assert_eq!(env_api_key("amazon-bedrock", &env), None);
+        let aws = |name: &str| (name == "AWS_PROFILE").then(|| "work".to_owned());
+        assert_eq!(env_api_key("amazon-bedrock", &aws).as_deref(), Some("<authenticated>"));
         let oauth_first = |name: &str| Some(format!("value-of-{name}"));
         assert_eq!(env_api_key("anthropic", &oauth_first).as_deref(), Some("value-of-ANTHROPIC_OAUTH_TOKEN"));
     }

@@ -1,6 +1,7 @@
 //! The unified LLM layer (pi-ai): models, the provider contract and registry, and the providers.
 
 pub mod anthropic_messages;
+pub mod bedrock_converse;
 mod blocks;
 pub mod catalog;
 pub mod error_kind;
@@ -23,6 +24,7 @@ pub mod transport;
 use std::sync::Arc;
 
 pub use anthropic_messages::AnthropicMessagesProvider;
+pub use bedrock_converse::BedrockConverseProvider;
 pub use error_kind::{ProviderErrorKind, classify, is_context_overflow, is_retryable_error};
 pub use google_generative_ai::GoogleGenerativeAiProvider;
 pub use model::{InvalidThinkingLevel, Model, ModelCost, ThinkingLevel};
@@ -44,5 +46,6 @@ pub fn default_registry() -> ProviderRegistry {
     registry.register(Arc::new(AnthropicMessagesProvider::new()));
     registry.register(Arc::new(OpenAiResponsesProvider::new()));
     registry.register(Arc::new(GoogleGenerativeAiProvider::new()));
+    registry.register(Arc::new(BedrockConverseProvider::new()));
     registry
 }

@@ -1,16 +1,20 @@
 //! Test support (feature `testing`): a scripted mock LLM server on 127.0.0.1 that speaks the four
 //! LLM APIs over real HTTP and SSE (chosen by request path), serves scripted responses in order,
-//! records requests, and injects faults.
+//! records requests, and injects faults. Bedrock requests must be signed with the mock AWS key pair
+//! ([`MOCK_AWS_ACCESS_KEY_ID`], [`MOCK_AWS_SECRET_ACCESS_KEY`]) or carry [`MOCK_AWS_BEARER_TOKEN`], and
+//! are answered with AWS event-stream frames.
 //!
 //! Script JSON (`{"responses":[…]}` or a bare array), one entry per model request:
 //! `{"thinking","thinkingSignature","text","toolCalls":[{"id"?,"name","arguments"}],
 //! "usage":{"input","output","cacheRead"},"finishReason","delayMs","disconnectAfter","stallAfter",
 //! "splitSeed","streamError"}`, or `{"error":{"status","body","headers"}}`, or `{"raw":"<SSE body>"}`.
 
+mod bedrock_auth;
 mod render;
 mod script;
 mod server;
 
+pub use bedrock_auth::{MOCK_AWS_ACCESS_KEY_ID, MOCK_AWS_BEARER_TOKEN, MOCK_AWS_SECRET_ACCESS_KEY};
 pub use render::{MockApi, rendered_body};
 pub use script::{MockCompletion, MockHttpError, MockResponse, MockScript, MockScriptError, MockToolCall, MockUsage};
 pub use server::{MockLlmServer, RecordedRequest};
@@ -21,6 +25,8 @@ mod conformance_tests;
 mod provider_tests;
 #[cfg(test)]
 mod provider_tests_anthropic;
+#[cfg(test)]
+mod provider_tests_bedrock;
 #[cfg(test)]
 mod provider_tests_google;
 #[cfg(test)]

@@ -155,6 +155,7 @@ async fn faults_end_print_mode_with_a_clear_error_and_exit_code_1() {
     }
 }
 
+mod bedrock;
 mod proxy;
 mod retry_settings;
 

@@ -1,7 +1,9 @@
 //! Renders a scripted completion in the wire format of the API a request asked for, chosen by the
-//! request path: openai-completions, anthropic-messages, openai-responses or google-generative-ai.
+//! request path: openai-completions, anthropic-messages, openai-responses, google-generative-ai or
+//! bedrock-converse-stream (binary event-stream frames).
 
 mod anthropic_messages;
+pub(crate) mod bedrock_converse;
 mod google_generative_ai;
 mod openai_completions;
 mod openai_responses;
@@ -22,6 +24,8 @@ pub enum MockApi {
     OpenAiResponses,
     /// `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`
     GoogleGenerativeAi,
+    /// `POST {base}/model/{model}/converse-stream`, answered with AWS event-stream frames.
+    BedrockConverseStream,
 }
 
 impl MockApi {
@@ -36,6 +40,8 @@ impl MockApi {
             Some(Self::OpenAiResponses)
         } else if route.contains("/models/") && route.ends_with(":streamGenerateContent") {
             Some(Self::GoogleGenerativeAi)
+        } else if route.contains("/model/") && route.ends_with("/converse-stream") {
+            Some(Self::BedrockConverseStream)
         } else {
             None
         }
@@ -46,6 +52,10 @@ impl MockApi {
         if self == Self::GoogleGenerativeAi {
             let after = route.rsplit("/models/").next().unwrap_or_default();
             return after.split(':').next().unwrap_or("mock-model").to_owned();
+        }
+        if self == Self::BedrockConverseStream {
+            let after = route.rsplit_once("/model/").map_or("", |(_, after)| after);
+            return after.trim_end_matches("/converse-stream").replace("%3A", ":").replace("%3a", ":");
         }
         body.get("model").and_then(Value::as_str).unwrap_or("mock-model").to_owned()
     }
@@ -65,6 +75,8 @@ pub(crate) fn frames(
         MockApi::AnthropicMessages => anthropic_messages::frames(completion, number, model, request_bytes),
         MockApi::OpenAiResponses => openai_responses::frames(completion, number, model, request_bytes),
         MockApi::GoogleGenerativeAi => google_generative_ai::frames(completion, number, model, request_bytes),
+        // The answer is binary (the server sends `bedrock_converse::binary_frames`); this is its transcript.
+        MockApi::BedrockConverseStream => bedrock_converse::text_frames(completion, number, request_bytes),
     }
 }
 
@@ -79,6 +91,7 @@ pub(crate) fn error_body(api: MockApi, status: u16, message: &str) -> String {
     match api {
         MockApi::AnthropicMessages => anthropic_messages::error_body(status, message),
         MockApi::GoogleGenerativeAi => google_generative_ai::error_body(status, message),
+        MockApi::BedrockConverseStream => bedrock_converse::error_body(message),
         MockApi::OpenAiCompletions | MockApi::OpenAiResponses => {
             json!({"error": {"message": message, "type": "mock_script_exhausted", "code": status}}).to_string()
         }
@@ -155,6 +168,9 @@ mod tests {
         assert_eq!(MockApi::for_route(google), Some(MockApi::GoogleGenerativeAi));
         assert_eq!(MockApi::GoogleGenerativeAi.model_name(google, &Value::Null), "gemini-2.5-flash");
         assert_eq!(MockApi::for_route("/v1/embeddings"), None);
+        let bedrock = "/model/us.anthropic.claude-v1%3A0/converse-stream";
+        assert_eq!(MockApi::for_route(bedrock), Some(MockApi::BedrockConverseStream));
+        assert_eq!(MockApi::BedrockConverseStream.model_name(bedrock, &Value::Null), "us.anthropic.claude-v1:0");
         assert_eq!(split("Hello world", 3).collect::<Vec<_>>(), ["Hel", "lo w", "orld"]);
         assert_eq!(split("héé", 3).collect::<Vec<_>>(), ["h", "é", "é"]);
         assert_eq!(split("ab", 3).collect::<Vec<_>>(), ["a", "b"]);
