@@ -38,6 +38,16 @@ impl Refusal {
 
 /// Accepts a request signed with the mock key pair (or carrying the mock bearer token); refuses others.
 pub(crate) fn verify(request: &RecordedRequest, body: &[u8]) -> Result<(), Refusal> {
+    verify_at(request, body, MOCK_AWS_SECRET_ACCESS_KEY, chrono::Utc::now())
+}
+
+/// [`verify`] with the server's secret and clock given.
+fn verify_at(
+    request: &RecordedRequest,
+    body: &[u8],
+    secret: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), Refusal> {
     let Some(authorization) = request.header("authorization") else {
         return Err(Refusal::new(403, "MissingAuthenticationTokenException", "Missing authentication token"));
     };
@@ -76,7 +86,7 @@ pub(crate) fn verify(request: &RecordedRequest, body: &[u8]) -> Result<(), Refus
     if !amz_date.starts_with(date) || service != "bedrock" {
         return Err(Refusal::new(403, "InvalidSignatureException", "The credential scope does not match the request."));
     }
-    if (chrono::Utc::now() - time).num_seconds().abs() > MAX_SKEW_SECONDS {
+    if (now - time).num_seconds().abs() > MAX_SKEW_SECONDS {
         return Err(Refusal::new(
             403,
             "InvalidSignatureException",
@@ -109,7 +119,7 @@ pub(crate) fn verify(request: &RecordedRequest, body: &[u8]) -> Result<(), Refus
         "AWS4-HMAC-SHA256\n{amz_date}\n{date}/{region}/{service}/aws4_request\n{}",
         hex(&Sha256::digest(canonical.as_bytes()))
     );
-    let key = aws_sigv4::sign::v4::generate_signing_key(MOCK_AWS_SECRET_ACCESS_KEY, time.into(), region, service);
+    let key = aws_sigv4::sign::v4::generate_signing_key(secret, time.into(), region, service);
     let expected = aws_sigv4::sign::v4::calculate_signature(key, string_to_sign.as_bytes());
     if expected != signature {
         return Err(Refusal::new(
@@ -238,5 +248,55 @@ mod tests {
         );
         let refusal = Refusal::new(403, "InvalidSignatureException", "x");
         assert_eq!(refusal.body(), r#"{"message":"x"}"#);
+    }
+
+    /// A request pi 0.73.1 sent through the AWS SDK for JavaScript (3.1163), signed with the mock key pair
+    /// and a session token, as the mock server received it.
+    fn signed_by_the_aws_sdk() -> (RecordedRequest, &'static str) {
+        let body = r#"{"messages":[{"role":"user","content":[{"text":"hi"},{"cachePoint":{"type":"default"}}]}],"system":[{"text":"Be brief.\nCurrent date: 2026-11-27\nCurrent working directory: /tmp/bedrock-cap"},{"cachePoint":{"type":"default"}}],"inferenceConfig":{"maxTokens":32000}}"#;
+        let headers = [
+            ("content-type", "application/json"),
+            ("content-length", "265"),
+            ("x-amz-user-agent", "aws-sdk-js/3.1163.0"),
+            (
+                "user-agent",
+                "aws-sdk-js/3.1163.0 ua/2.1 os/linux#6.18.44-fc-v782 lang/js md/nodejs#20.20.2 api/bedrock-runtime#3.1163.0 m/N,E,g",
+            ),
+            ("host", "127.0.0.1:18901"),
+            ("amz-sdk-invocation-id", "26681a58-c071-4a97-a8b3-2d9d5c9f98c7"),
+            ("amz-sdk-request", "attempt=1; max=3"),
+            ("x-amz-date", "20261127T173653Z"),
+            ("x-amz-security-token", "mock-session-token"),
+            ("x-amz-content-sha256", "a36beddf15476baf041bc0e73a32af5d38b8644ba4c3bfdf3b5b02ba2267f9d1"),
+            (
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKIDPIGENMOCK0000001/20261127/eu-west-3/bedrock/aws4_request, SignedHeaders=amz-sdk-invocation-id;amz-sdk-request;content-length;content-type;host;x-amz-content-sha256;x-amz-date;x-amz-security-token;x-amz-user-agent, Signature=3cb6955f6a3f378338c65a88f76a8c30a81126730eb0f5e983060b13b3d0ea59",
+            ),
+            ("connection", "keep-alive"),
+        ];
+        let request = RecordedRequest {
+            method: "POST".into(),
+            path: "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream".into(),
+            headers: headers.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect(),
+            body: serde_json::Value::Null,
+        };
+        (request, body)
+    }
+
+    #[test]
+    fn signatures_of_the_aws_sdk_for_javascript_verify() {
+        let (request, body) = signed_by_the_aws_sdk();
+        let then = chrono::DateTime::parse_from_rfc3339("2026-11-27T17:37:00Z").expect("date").to_utc();
+        assert_eq!(verify_at(&request, body.as_bytes(), MOCK_AWS_SECRET_ACCESS_KEY, then), Ok(()));
+        let wrong = verify_at(&request, body.as_bytes(), "another-secret", then);
+        assert_eq!(wrong.map_err(|r| (r.status, r.error_type)), Err((403, "InvalidSignatureException")));
+        let tampered = body.replace("hi", "ho");
+        assert_eq!(
+            verify_at(&request, tampered.as_bytes(), MOCK_AWS_SECRET_ACCESS_KEY, then).map_err(|r| r.status),
+            Err(400)
+        );
+        let later = then + chrono::Duration::minutes(20);
+        let expired = verify_at(&request, body.as_bytes(), MOCK_AWS_SECRET_ACCESS_KEY, later);
+        assert!(expired.is_err_and(|r| r.message.starts_with("Signature expired")));
     }
 }
