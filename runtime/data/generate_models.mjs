@@ -10,6 +10,7 @@ if (!piAi) {
 }
 const { MODELS } = await import(`${piAi}/dist/models.generated.js`);
 const providers = [
+  "amazon-bedrock",
   "anthropic",
   "azure-openai-responses",
   "cerebras",

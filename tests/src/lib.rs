@@ -227,7 +227,7 @@ impl Sandbox {
 
 /// Environment variables a test's agent never inherits: provider keys and cloud settings (the developer's
 /// must not leak into a run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
-const UNINHERITED_VARIABLES: [&str; 31] = [
+const UNINHERITED_VARIABLES: [&str; 45] = [
     "HTTP_PROXY",
     "http_proxy",
     "HTTPS_PROXY",
@@ -259,6 +259,20 @@ const UNINHERITED_VARIABLES: [&str; 31] = [
     "GOOGLE_CLOUD_QUOTA_PROJECT",
     "GOOGLE_VERTEX_BASE_URL",
     "CLOUDSDK_CONFIG",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_BEDROCK_SKIP_AUTH",
+    "AWS_BEDROCK_FORCE_CACHE",
 ];
 
 /// stdout as text.

@@ -47,6 +47,7 @@ pub enum ProviderApi {
     OpenaiCompletions,
     OpenaiResponses,
     GoogleGenerativeAi,
+    BedrockConverseStream,
 }
 
 /// One model of a provider.

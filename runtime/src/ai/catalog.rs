@@ -2,9 +2,10 @@
 //! use, plus the facts that go with it: each provider's key variables, pi's default model per
 //! provider, and the thinking levels a model supports.
 //!
-//! The data comes from pi-ai's generated model list (providers anthropic, azure-openai-responses,
-//! cerebras, deepseek, google, google-vertex, groq, mistral, openai, openrouter, xai). Azure's models have no
-//! base URL: the `azure-openai-responses` provider finds it in the environment (or the model's models.json entry).
+//! The data comes from pi-ai's generated model list (providers amazon-bedrock, anthropic,
+//! azure-openai-responses, cerebras, deepseek, google, google-vertex, groq, mistral, openai, openrouter, xai).
+//! Azure's models have no base URL: the `azure-openai-responses` provider finds it in the environment (or the
+//! model's models.json entry).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -63,6 +64,8 @@ pub fn default_model_id(provider: &str) -> Option<&'static str> {
 pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     match provider {
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
+        // Credentials rather than a key: see `env_api_key`.
+        "amazon-bedrock" => &["AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_BEARER_TOKEN_BEDROCK"],
         "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
         "openai" => &["OPENAI_API_KEY"],
         "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
@@ -92,10 +95,15 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     }
 }
 
-/// `provider`'s key from the environment: the first of its variables that is set and not empty; for
-/// `google-vertex`, pi's `<authenticated>` marker when Application Default Credentials are set up.
-/// `env` looks a variable up (the process environment in production, a map in tests).
+/// `provider`'s key from the environment: the first of its variables that is set and not empty.
+/// `env` looks a variable up (the process environment in production, a map in tests). Amazon Bedrock
+/// has no key: like pi, it counts as configured (`<authenticated>`) when AWS credentials are in sight; so
+/// does `google-vertex` when Application Default Credentials are set up.
 pub fn env_api_key(provider: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if provider == super::bedrock_converse::PROVIDER {
+        return super::bedrock_converse::env_has_credentials(env)
+            .then(|| super::bedrock_converse::AUTHENTICATED.to_owned());
+    }
     api_key_env_vars(provider).iter().find_map(|name| env(name).filter(|value| !value.is_empty())).or_else(|| {
         (provider == super::google_vertex::API && super::google_vertex::has_adc_credentials(env))
             .then(|| super::google_vertex::AUTHENTICATED_MARKER.to_owned())
@@ -241,6 +249,7 @@ mod tests {
         assert_eq!(
             providers,
             [
+                "amazon-bedrock",
                 "anthropic",
                 "azure-openai-responses",
                 "cerebras",
@@ -278,6 +287,11 @@ mod tests {
         assert_eq!(gemini.base_url, "https://generativelanguage.googleapis.com/v1beta");
         let deepseek = builtin_model("deepseek", "deepseek-v4-pro").expect("in catalog");
         assert_eq!(deepseek.compat.as_ref().and_then(|c| c["thinkingFormat"].as_str()), Some("deepseek"));
+        let bedrock = builtin_model("amazon-bedrock", "us.anthropic.claude-opus-4-6-v1").expect("in catalog");
+        assert_eq!(
+            (bedrock.api.as_str(), bedrock.base_url.as_str()),
+            ("bedrock-converse-stream", "https://bedrock-runtime.us-east-1.amazonaws.com")
+        );
         let groq = builtin_model("groq", "openai/gpt-oss-120b").expect("in catalog");
         assert_eq!(
             (groq.api.as_str(), groq.base_url.as_str()),
@@ -322,6 +336,9 @@ mod tests {
         assert_eq!(env_api_key("google", &env).as_deref(), Some("g"));
         assert_eq!(env_api_key("openai", &env), None);
         assert_eq!(env_api_key("unknown", &env), None);
+        assert_eq!(env_api_key("amazon-bedrock", &env), None);
+        let aws = |name: &str| (name == "AWS_PROFILE").then(|| "work".to_owned());
+        assert_eq!(env_api_key("amazon-bedrock", &aws).as_deref(), Some("<authenticated>"));
         let oauth_first = |name: &str| Some(format!("value-of-{name}"));
         assert_eq!(env_api_key("anthropic", &oauth_first).as_deref(), Some("value-of-ANTHROPIC_OAUTH_TOKEN"));
     }

@@ -69,12 +69,21 @@ const OVERFLOW_PATTERNS: [&str; 18] = [
     r"^4(00|13)\s*(status code)?\s*\(no body\)",
 ];
 
+/// pi 0.73.1's texts that are never an overflow, whatever else they say (`Throttling error: Too many tokens`
+/// from Bedrock is a rate limit).
+const NON_OVERFLOW_PATTERN: &str = r"(?i)^(Throttling error|Service unavailable):|rate limit|too many requests";
+
 /// pi's rule for errors worth retrying (agent-session's `_isRetryableError`).
 const RETRYABLE_PATTERN: &str = r"(?i)overloaded|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server error|internal error|connection.?error|connection.?refused|other side closed|fetch failed|upstream.?connect|reset before headers|terminated|retry delay";
 
 fn overflow_patterns() -> Option<&'static RegexSet> {
     static SET: OnceLock<Option<RegexSet>> = OnceLock::new();
     SET.get_or_init(|| RegexSet::new(OVERFLOW_PATTERNS.iter().map(|p| format!("(?i){p}"))).ok()).as_ref()
+}
+
+fn non_overflow_pattern() -> Option<&'static Regex> {
+    static PATTERN: OnceLock<Option<Regex>> = OnceLock::new();
+    PATTERN.get_or_init(|| Regex::new(NON_OVERFLOW_PATTERN).ok()).as_ref()
 }
 
 fn retryable_pattern() -> Option<&'static Regex> {
@@ -88,10 +97,10 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
     match message.stop_reason {
         StopReason::Error => {
             message.error_kind == Some(ProviderErrorKind::ContextOverflow)
-                || message
-                    .error_message
-                    .as_deref()
-                    .is_some_and(|text| overflow_patterns().is_some_and(|set| set.is_match(text)))
+                || message.error_message.as_deref().is_some_and(|text| {
+                    !non_overflow_pattern().is_some_and(|pattern| pattern.is_match(text))
+                        && overflow_patterns().is_some_and(|set| set.is_match(text))
+                })
         }
         StopReason::Stop => {
             context_window.is_some_and(|window| message.usage.input + message.usage.cache_read > window)
@@ -163,6 +172,10 @@ mod tests {
         assert!(is_context_overflow(&failed("400 status code (no body)"), None));
         assert!(is_context_overflow(&failed("Error: Context_Length_Exceeded"), None));
         assert!(!is_context_overflow(&failed("429 rate limit"), None));
+        // pi 0.73.1's exceptions: a Bedrock throttle that mentions tokens is no overflow.
+        assert!(!is_context_overflow(&failed("Throttling error: Too many tokens, slow down."), None));
+        assert!(!is_context_overflow(&failed("too many tokens: rate limit reached"), None));
+        assert!(is_context_overflow(&failed("Validation error: Input is too long for requested model."), None));
         let mut answered = AssistantMessage {
             usage: Usage { input: 900, cache_read: 200, ..Usage::default() },
             ..AssistantMessage::default()

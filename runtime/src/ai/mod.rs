@@ -2,6 +2,7 @@
 
 pub mod anthropic_messages;
 pub mod azure_openai_responses;
+pub mod bedrock_converse;
 mod blocks;
 pub mod catalog;
 pub mod error_kind;
@@ -28,6 +29,7 @@ use std::sync::Arc;
 
 pub use anthropic_messages::AnthropicMessagesProvider;
 pub use azure_openai_responses::AzureOpenAiResponsesProvider;
+pub use bedrock_converse::BedrockConverseProvider;
 pub use error_kind::{ProviderErrorKind, classify, is_context_overflow, is_retryable_error};
 pub use google_generative_ai::GoogleGenerativeAiProvider;
 pub use google_vertex::GoogleVertexProvider;
@@ -54,5 +56,6 @@ pub fn default_registry() -> ProviderRegistry {
     registry.register(Arc::new(AzureOpenAiResponsesProvider::new()));
     registry.register(Arc::new(MistralConversationsProvider::new()));
     registry.register(Arc::new(GoogleVertexProvider::new()));
+    registry.register(Arc::new(BedrockConverseProvider::new()));
     registry
 }

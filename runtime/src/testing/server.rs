@@ -14,6 +14,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::bedrock_auth;
+use super::render::bedrock_converse as bedrock;
 use super::render::{MockApi, error_body, frames};
 use super::script::{MockCompletion, MockHttpError, MockResponse, MockScript};
 
@@ -147,7 +149,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Cancellat
 /// Reads one request, answers it, and closes the connection.
 async fn serve_connection(socket: TcpStream, shared: &Shared) {
     let mut reader = BufReader::new(socket);
-    let Ok(Some(request)) = read_request(&mut reader).await else { return };
+    let Ok(Some((request, raw_body))) = read_request(&mut reader).await else { return };
     let request_bytes = request_size(&request.body);
     lock(&shared.requests).push(request.clone());
     let log_file = lock(&shared.log_file).clone();
@@ -161,9 +163,19 @@ async fn serve_connection(socket: TcpStream, shared: &Shared) {
         let _ = socket.shutdown().await;
         return;
     }
+    // Bedrock requests are authorized first, as AWS does: a refused one uses no scripted answer.
+    let refusal = (MockApi::for_route(route) == Some(MockApi::BedrockConverseStream))
+        .then(|| bedrock_auth::verify(&request, &raw_body).err())
+        .flatten();
     match (request.method.as_str(), MockApi::for_request(route, &request.headers)) {
         ("GET", _) if route == "/health" || route == "/v1/health" => {
             write_plain(&mut socket, 200, &[], r#"{"status":"ok"}"#).await;
+        }
+        ("POST", Some(MockApi::BedrockConverseStream)) if refusal.is_some() => {
+            if let Some(refusal) = refusal {
+                let headers = [("x-amzn-errortype".to_owned(), refusal.error_type.to_owned())];
+                write_plain(&mut socket, refusal.status, &headers, &refusal.body()).await;
+            }
         }
         ("POST", Some(api)) => {
             let next = lock(&shared.responses).pop_front();
@@ -178,8 +190,13 @@ async fn serve_connection(socket: TcpStream, shared: &Shared) {
                     let message =
                         format!("mock LLM server: the script has no more responses (all {served} were served)");
                     // Tell SDK clients not to retry: more requests cannot help.
-                    let headers = [("x-should-retry".to_owned(), "false".to_owned())];
-                    write_plain(&mut socket, 500, &headers, &error_body(api, 500, &message)).await;
+                    let mut headers = vec![("x-should-retry".to_owned(), "false".to_owned())];
+                    if api == MockApi::BedrockConverseStream {
+                        // The AWS SDK retries a 500; a 400 it does not.
+                        headers.push(("x-amzn-errortype".to_owned(), "ValidationException".to_owned()));
+                    }
+                    let status = if api == MockApi::BedrockConverseStream { 400 } else { 500 };
+                    write_plain(&mut socket, status, &headers, &error_body(api, status, &message)).await;
                 }
             }
         }
@@ -200,7 +217,7 @@ fn request_size(body: &Value) -> usize {
 }
 
 /// Parses the request line, headers and a `Content-Length` body. `None` when the peer sent nothing.
-async fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<RecordedRequest>> {
+async fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<(RecordedRequest, Vec<u8>)>> {
     let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
     let mut line = String::new();
     if reader.read_line(&mut line).await? == 0 {
@@ -236,12 +253,12 @@ async fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Opti
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).await?;
-    let body = match serde_json::from_slice::<Value>(&body) {
+    let parsed = match serde_json::from_slice::<Value>(&body) {
         Ok(json) => json,
         Err(_) if body.is_empty() => Value::Null,
         Err(_) => Value::String(String::from_utf8_lossy(&body).into_owned()),
     };
-    Ok(Some(RecordedRequest { method, path, headers, body }))
+    Ok(Some((RecordedRequest { method, path, headers, body: parsed }, body)))
 }
 
 async fn append_log(path: &std::path::Path, request: &RecordedRequest) {
@@ -263,16 +280,26 @@ async fn serve_scripted(
     model: &str,
     request_bytes: usize,
 ) {
+    let bedrock = api == MockApi::BedrockConverseStream;
+    let content_type = if bedrock { bedrock::CONTENT_TYPE } else { "text/event-stream" };
     match response {
+        MockResponse::Completion(completion) if bedrock => {
+            let frames = bedrock::binary_frames(&completion, number, request_bytes);
+            stream_frames(socket, frames, &completion, content_type).await;
+        }
         MockResponse::Completion(completion) => {
             let frames = frames(api, &completion, number, model, request_bytes);
-            stream_frames(socket, &frames, &completion).await;
+            let frames = frames.into_iter().map(String::into_bytes).collect();
+            stream_frames(socket, frames, &completion, content_type).await;
         }
-        MockResponse::HttpError(MockHttpError { status, body, headers }) => {
+        MockResponse::HttpError(MockHttpError { status, body, mut headers }) => {
+            if bedrock && !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("x-amzn-errortype")) {
+                headers.push(("x-amzn-errortype".to_owned(), bedrock::error_type(status).to_owned()));
+            }
             write_plain(socket, status, &headers, &body).await;
         }
         MockResponse::RawSse(raw) => {
-            stream_frames(socket, &[raw], &MockCompletion::default()).await;
+            stream_frames(socket, vec![raw.into_bytes()], &MockCompletion::default(), content_type).await;
         }
     }
 }
@@ -280,10 +307,11 @@ async fn serve_scripted(
 /// Writes a 200 event stream with chunked encoding, pausing `delay_ms` between frames. With
 /// `disconnect_after`, the connection is dropped mid-body (no terminating chunk); with `stall_after`,
 /// it stays open and silent until the client goes away or the server stops.
-async fn stream_frames(socket: &mut TcpStream, frames: &[String], completion: &MockCompletion) {
-    let frames: Vec<Vec<u8>> = frames.iter().map(|frame| frame.as_bytes().to_vec()).collect();
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-                Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+async fn stream_frames(socket: &mut TcpStream, frames: Vec<Vec<u8>>, completion: &MockCompletion, content_type: &str) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\n\
+         Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
     if write_flush(socket, head.as_bytes()).await.is_err() {
         return;
     }

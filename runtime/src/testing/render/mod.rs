@@ -1,8 +1,10 @@
 //! Renders a scripted completion in the wire format of the API a request asked for, chosen by the
-//! request path: openai-completions, anthropic-messages, openai-responses (Azure's too) or
-//! google-generative-ai; mistral-conversations shares the chat-completions path and asks for an event stream.
+//! request path: openai-completions, anthropic-messages, openai-responses (Azure's too),
+//! google-generative-ai (Vertex AI's too) or bedrock-converse-stream (binary event-stream frames);
+//! mistral-conversations shares the chat-completions path and asks for an event stream.
 
 mod anthropic_messages;
+pub(crate) mod bedrock_converse;
 mod google_generative_ai;
 mod mistral_conversations;
 mod openai_completions;
@@ -27,6 +29,8 @@ pub enum MockApi {
     GoogleGenerativeAi,
     /// `POST {base}/v1/chat/completions` with `Accept: text/event-stream` (the Mistral SDK's request)
     MistralConversations,
+    /// `POST {base}/model/{model}/converse-stream`, answered with AWS event-stream frames.
+    BedrockConverseStream,
 }
 
 impl MockApi {
@@ -41,6 +45,8 @@ impl MockApi {
             Some(Self::OpenAiResponses)
         } else if route.contains("/models/") && route.ends_with(":streamGenerateContent") {
             Some(Self::GoogleGenerativeAi)
+        } else if route.contains("/model/") && route.ends_with("/converse-stream") {
+            Some(Self::BedrockConverseStream)
         } else {
             None
         }
@@ -62,6 +68,10 @@ impl MockApi {
             let after = route.rsplit("/models/").next().unwrap_or_default();
             return after.split(':').next().unwrap_or("mock-model").to_owned();
         }
+        if self == Self::BedrockConverseStream {
+            let after = route.rsplit_once("/model/").map_or("", |(_, after)| after);
+            return after.trim_end_matches("/converse-stream").replace("%3A", ":").replace("%3a", ":");
+        }
         body.get("model").and_then(Value::as_str).unwrap_or("mock-model").to_owned()
     }
 }
@@ -81,6 +91,8 @@ pub(crate) fn frames(
         MockApi::OpenAiResponses => openai_responses::frames(completion, number, model, request_bytes),
         MockApi::GoogleGenerativeAi => google_generative_ai::frames(completion, number, model, request_bytes),
         MockApi::MistralConversations => mistral_conversations::frames(completion, number, model, request_bytes),
+        // The answer is binary (the server sends `bedrock_converse::binary_frames`); this is its transcript.
+        MockApi::BedrockConverseStream => bedrock_converse::text_frames(completion, number, request_bytes),
     }
 }
 
@@ -96,6 +108,7 @@ pub(crate) fn error_body(api: MockApi, status: u16, message: &str) -> String {
         MockApi::AnthropicMessages => anthropic_messages::error_body(status, message),
         MockApi::GoogleGenerativeAi => google_generative_ai::error_body(status, message),
         MockApi::MistralConversations => mistral_conversations::error_body(status, message),
+        MockApi::BedrockConverseStream => bedrock_converse::error_body(message),
         MockApi::OpenAiCompletions | MockApi::OpenAiResponses => {
             json!({"error": {"message": message, "type": "mock_script_exhausted", "code": status}}).to_string()
         }
@@ -186,6 +199,9 @@ mod tests {
             MockApi::for_request("/v1/messages", &accept("text/event-stream")),
             Some(MockApi::AnthropicMessages)
         );
+        let bedrock = "/model/us.anthropic.claude-v1%3A0/converse-stream";
+        assert_eq!(MockApi::for_route(bedrock), Some(MockApi::BedrockConverseStream));
+        assert_eq!(MockApi::BedrockConverseStream.model_name(bedrock, &Value::Null), "us.anthropic.claude-v1:0");
         assert_eq!(split("Hello world", 3).collect::<Vec<_>>(), ["Hel", "lo w", "orld"]);
         assert_eq!(split("héé", 3).collect::<Vec<_>>(), ["h", "é", "é"]);
         assert_eq!(split("ab", 3).collect::<Vec<_>>(), ["a", "b"]);
