@@ -221,13 +221,30 @@ impl Sandbox {
         for key in UNINHERITED_VARIABLES {
             command.env_remove(key);
         }
+        // A login never opens the developer's browser: `true` takes the address and does nothing.
+        command.env("BROWSER", "true");
         command
+    }
+
+    /// Starts `binary` with `args` and extra environment variables, stdin, stdout and stderr piped, for tests
+    /// that answer what it asks.
+    pub fn spawn_piped_env(&self, binary: &Path, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Child {
+        let mut command = self.command(binary, args);
+        command
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        command.spawn().expect("agent starts")
     }
 }
 
 /// Environment variables a test's agent never inherits: provider keys and cloud settings (the developer's
 /// must not leak into a run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
-const UNINHERITED_VARIABLES: [&str; 45] = [
+const UNINHERITED_VARIABLES: [&str; 47] = [
+    "PI_GEN_OAUTH_SERVER",
+    "PI_OAUTH_CALLBACK_HOST",
     "HTTP_PROXY",
     "http_proxy",
     "HTTPS_PROXY",

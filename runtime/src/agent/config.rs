@@ -39,8 +39,9 @@ pub type TransformContextFn = Arc<
 /// AgentMessage[] -> Message[] at the LLM boundary.
 pub type ConvertToLlmFn = Arc<dyn Fn(&[AgentMessage]) -> Vec<Message> + Send + Sync>;
 
-/// The key for a provider, asked before every LLM call (keys may expire).
-pub type GetApiKeyFn = Arc<dyn Fn(&str) -> BoxFuture<'static, Option<String>> + Send + Sync>;
+/// The key for a provider, asked before every LLM call (keys may expire). `Ok(None)` falls back to the
+/// static key; an error (a login that could not be renewed) ends the call as an error message.
+pub type GetApiKeyFn = Arc<dyn Fn(&str) -> BoxFuture<'static, Result<Option<String>, String>> + Send + Sync>;
 
 /// Drains a message queue (steering or follow-up).
 pub type QueuePollFn = Arc<dyn Fn() -> Vec<AgentMessage> + Send + Sync>;

@@ -39,7 +39,15 @@ pub(crate) async fn stream_assistant_response(
             .collect(),
     };
     let looked_up = match &config.get_api_key {
-        Some(lookup) => lookup(&config.model.provider).await,
+        Some(lookup) => match lookup(&config.model.provider).await {
+            Ok(key) => key,
+            Err(reason) => {
+                let mut message = empty_assistant_message(&config.model);
+                message.stop_reason = StopReason::Error;
+                message.error_message = Some(reason);
+                return Ok(finish(message, false, sink).await);
+            }
+        },
         None => None,
     };
     let options = StreamOptions {

@@ -149,11 +149,23 @@ async fn the_key_lookup_wins_over_the_static_key() {
     agent.prompt("one").await.expect("prompt");
     agent.set_get_api_key(Some(Arc::new(|provider: &str| {
         let key = format!("fresh-{provider}");
-        Box::pin(async move { Some(key) })
+        Box::pin(async move { Ok(Some(key)) })
     })));
     agent.prompt("two").await.expect("prompt");
     let keys: Vec<Option<String>> = provider.requests().into_iter().map(|r| r.api_key).collect();
     assert_eq!(keys, [Some("test-key".to_owned()), Some("fresh-test".to_owned())]);
+}
+
+#[tokio::test]
+async fn a_failed_key_lookup_ends_the_call_as_an_error_without_asking_the_model() {
+    let (agent, provider) = agent_with(vec![ScriptedResponse::text("a")], vec![], ToolExecutionMode::Parallel);
+    agent.set_get_api_key(Some(Arc::new(|_: &str| Box::pin(async { Err("the login expired".to_owned()) }))));
+    agent.prompt("one").await.expect("prompt");
+    assert!(provider.requests().is_empty());
+    let messages = agent.state().messages;
+    let Some(crate::protocol::AgentMessage::Assistant(last)) = messages.last() else { panic!("{messages:?}") };
+    assert_eq!(last.stop_reason, crate::protocol::StopReason::Error);
+    assert_eq!(last.error_message.as_deref(), Some("the login expired"));
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ pub mod google_vertex;
 mod http_send;
 pub mod mistral_conversations;
 pub mod model;
+pub mod oauth;
 pub mod openai_completions;
 pub mod openai_responses;
 mod openai_sdk_errors;

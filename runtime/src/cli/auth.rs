@@ -1,5 +1,5 @@
-//! `<agent dir>/auth.json` (`{"<provider>": {"type": "api_key", "key": ...}}` or an OAuth entry
-//! whose `access` token is used as is) and pi's key precedence: `--api-key`, auth.json, the
+//! `<agent dir>/auth.json` (`{"<provider>": {"type": "api_key", "key": ...}}` or an OAuth entry, whose
+//! `access` token [`super::oauth_keys::OAuthKeyring`] renews when it expires) and pi's key precedence: `--api-key`, auth.json, the
 //! provider's environment variable, then models.json `apiKey`.
 
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use crate::ai::catalog::env_api_key;
 pub enum StoredCredential {
     /// `{"type": "api_key", "key": ...}`; the key may name an environment variable or be `!command`.
     ApiKey { key: String },
-    /// `{"type": "oauth", "access": ..., "refresh": ..., "expires": ms}`; tokens are not refreshed.
+    /// `{"type": "oauth", "access": ..., "refresh": ..., "expires": ms}`.
     OAuth { access: Option<String>, expires: Option<i64> },
     /// An entry of another type: it counts as configured but yields no key.
     Other,
@@ -133,15 +133,8 @@ impl KeySources<'_> {
                 return try_resolve_config_value(key, self.env)
                     .map_err(|failure| key_command_error(failure, provider, key, &source_name, what));
             }
-            Some(StoredCredential::OAuth { access: Some(access), expires }) => {
-                if expires.is_some_and(|expires| expires < chrono::Utc::now().timestamp_millis()) {
-                    eprintln!(
-                        "Warning: the OAuth token for \"{provider}\" in {} has expired and is not refreshed here; log in again with pi if requests are rejected",
-                        self.auth_path.display()
-                    );
-                }
-                return Ok(Some(access.clone()));
-            }
+            // A run renews an expired login before each request (`OAuthKeyring`); this is its current token.
+            Some(StoredCredential::OAuth { access: Some(access), .. }) => return Ok(Some(access.clone())),
             _ => {}
         }
         if let Some(key) = env_api_key(provider, self.env) {

@@ -1,6 +1,6 @@
 //! A lock on a file in the agent directory that pi's own processes respect: the `<file>.lock` directory that
 //! pi's lock library makes with mkdir(2). A lock left behind by a crashed process counts as stale after ten
-//! seconds and is taken over.
+//! seconds (thirty for the slow refresh lock) and is taken over.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -22,44 +22,77 @@ impl FileLock {
     /// Takes the lock on `file` (creating the file's directory first), waiting a little while another
     /// process holds it.
     pub fn acquire(file: &Path) -> std::io::Result<Self> {
-        if let Some(parent) = file.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let mut name = file.as_os_str().to_owned();
-        name.push(".lock");
-        let dir = PathBuf::from(name);
+        let dir = lock_dir(file)?;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match std::fs::create_dir(&dir) {
-                Ok(()) => return Ok(Self { dir }),
-                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if is_stale(&dir) {
-                        // Another process may take it over at the same moment; mkdir decides who wins.
-                        let _ = std::fs::remove_dir(&dir);
-                        continue;
-                    }
-                    if attempt >= ATTEMPTS {
-                        return Err(std::io::Error::new(
-                            std::io::ErrorKind::WouldBlock,
-                            format!(
-                                "{} is locked by another process (remove {} if none runs)",
-                                file.display(),
-                                dir.display()
-                            ),
-                        ));
-                    }
-                    std::thread::sleep(RETRY_DELAY);
-                }
-                Err(error) => return Err(error),
+            if let Some(lock) = try_take(&dir, STALE_AFTER)? {
+                return Ok(lock);
             }
+            if attempt >= ATTEMPTS {
+                return Err(held_elsewhere(file, &dir));
+            }
+            std::thread::sleep(RETRY_DELAY);
         }
+    }
+
+    /// Takes the lock on `file` for a slow step (a token refresh over the network), as pi's own refresh
+    /// does: up to ten more tries with waits doubling from 100 ms to 10 s, and a lock counts as left behind
+    /// only after 30 seconds.
+    pub async fn acquire_patiently(file: &Path) -> std::io::Result<Self> {
+        const SLOW_STALE_AFTER: Duration = Duration::from_secs(30);
+        let dir = lock_dir(file)?;
+        let mut delay = Duration::from_millis(100);
+        for _ in 0..=ATTEMPTS {
+            if let Some(lock) = try_take(&dir, SLOW_STALE_AFTER)? {
+                return Ok(lock);
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(10));
+        }
+        Err(held_elsewhere(file, &dir))
     }
 }
 
-fn is_stale(dir: &Path) -> bool {
+/// `<file>.lock`, after making sure the file's directory exists.
+fn lock_dir(file: &Path) -> std::io::Result<PathBuf> {
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut name = file.as_os_str().to_owned();
+    name.push(".lock");
+    Ok(PathBuf::from(name))
+}
+
+/// One try: the lock, `None` while another process holds it, an error when the directory cannot be made.
+fn try_take(dir: &Path, stale_after: Duration) -> std::io::Result<Option<FileLock>> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(Some(FileLock { dir: dir.to_owned() })),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            if is_stale(dir, stale_after) {
+                // Another process may take it over at the same moment; mkdir decides who wins.
+                let _ = std::fs::remove_dir(dir);
+                return match std::fs::create_dir(dir) {
+                    Ok(()) => Ok(Some(FileLock { dir: dir.to_owned() })),
+                    Err(_) => Ok(None),
+                };
+            }
+            Ok(None)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+fn held_elsewhere(file: &Path, dir: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::WouldBlock,
+        format!("{} is locked by another process (remove {} if none runs)", file.display(), dir.display()),
+    )
+}
+
+fn is_stale(dir: &Path, stale_after: Duration) -> bool {
     let modified = std::fs::metadata(dir).and_then(|metadata| metadata.modified());
-    modified.is_ok_and(|time| SystemTime::now().duration_since(time).is_ok_and(|age| age > STALE_AFTER))
+    modified.is_ok_and(|time| SystemTime::now().duration_since(time).is_ok_and(|age| age > stale_after))
 }
 
 impl Drop for FileLock {

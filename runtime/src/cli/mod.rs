@@ -13,6 +13,7 @@ mod export_html;
 mod file_lock;
 mod interactive;
 mod list_models;
+mod login;
 pub mod mcp;
 mod model_catalog;
 mod model_match;
@@ -20,6 +21,7 @@ mod model_scope;
 mod model_select;
 mod models_json;
 mod modes;
+mod oauth_keys;
 pub(crate) mod paths;
 mod pending_queue;
 mod project_trust;
@@ -86,6 +88,10 @@ pub fn run_with_extensions(
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().is_some_and(|first| first == "mcp") {
         return mcp::run_mcp_command(&definition, &raw[1..]);
+    }
+    // `<agent> login [provider]` / `<agent> logout [provider]`: the shell's way to /login and /logout.
+    if let Some(command @ ("login" | "logout")) = raw.first().map(String::as_str) {
+        return login::run_login_command(&definition, &raw[1..], command == "logout");
     }
     let args = match parse_args(&definition, raw) {
         Ok(args) => args,

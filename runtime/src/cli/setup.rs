@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::args::CliArgs;
 use super::custom_tools::{build_custom_tools, select_tools};
 use super::error::CliError;
+use super::oauth_keys::OAuthKeyring;
 use super::paths::{agent_dir, expand_home, project_dir};
 use super::resolve::{resolve_summary_model, resolve_with_session};
 use super::resources::{Resources, load_resources};
@@ -15,6 +16,7 @@ use super::settings::Settings;
 use crate::AgentDefinition;
 use crate::agent::{Agent, AgentOptions};
 use crate::agent_session::SessionSettings;
+use crate::ai::oauth::OAuthServer;
 use crate::ai::{Model, ProviderRegistry, ProviderRetry, default_registry};
 use crate::extension::{ExtensionContext, ExtensionRunner, Extensions, declarative::hook_extensions};
 use crate::panels::{PanelsExtension, library_entries};
@@ -51,6 +53,8 @@ pub struct Prepared {
     pub mcp: Option<super::mcp::McpRun>,
     /// The pi release this run reproduces (`--pi-compat`, else settings `piCompat`, else the YAML's).
     pub pi_compat: PiCompat,
+    /// The subscription logins of auth.json, renewed before requests when they expire.
+    pub oauth: Arc<OAuthKeyring>,
 }
 
 /// Resolves everything from files, environment and flags, in the current directory.
@@ -113,6 +117,9 @@ pub(super) fn prepare_in(
     let resolved = resolve_with_session(definition, args, agent_dir, &settings, &session)?;
     let registry = Arc::new(default_registry());
     let api_key = resolved.api_key.clone();
+    let env = |name: &str| std::env::var(name).ok();
+    let overridden = args.api_key.is_some().then(|| resolved.model.provider.clone());
+    let oauth = Arc::new(OAuthKeyring::load(&agent_dir.join("auth.json"), OAuthServer::from_env(&env), overridden));
     let summary_model = resolve_summary_model(definition, args, agent_dir, &settings);
     let resources = load_resources(definition, args, agent_dir, cwd, &settings);
     if let Some(mut core) = panels.as_ref().and_then(|core| core.try_lock().ok()) {
@@ -126,6 +133,7 @@ pub(super) fn prepare_in(
         thinking_level: resolved.thinking,
         tools,
         api_key: Some(resolved.api_key),
+        get_api_key: Some(oauth.lookup()),
         tool_execution: definition.tool_execution,
         temperature: definition.temperature,
         max_tokens: definition.max_tokens,
@@ -156,6 +164,7 @@ pub(super) fn prepare_in(
         tool_env: environment.clone(),
         mcp,
         pi_compat,
+        oauth,
     })
 }
 

@@ -19,7 +19,10 @@ mod server;
 pub use bedrock_auth::{MOCK_AWS_ACCESS_KEY_ID, MOCK_AWS_BEARER_TOKEN, MOCK_AWS_SECRET_ACCESS_KEY};
 pub use render::{MockApi, rendered_body};
 pub use script::{MockCompletion, MockHttpError, MockResponse, MockScript, MockScriptError, MockToolCall, MockUsage};
-pub use server::{MockLlmServer, RecordedRequest, TEST_CLIENT_EMAIL, TEST_PRIVATE_KEY_PEM, TEST_PROJECT_ID};
+pub use server::{
+    MockLlmServer, RecordedRequest, TEST_CHATGPT_ACCOUNT_ID, TEST_CLIENT_EMAIL, TEST_GITHUB_TOKEN,
+    TEST_OAUTH_REFRESH_TOKEN, TEST_PRIVATE_KEY_PEM, TEST_PROJECT_ID,
+};
 
 #[cfg(test)]
 mod conformance_tests;

@@ -20,7 +20,9 @@ use super::render::{MockApi, error_body, frames};
 use super::script::{MockCompletion, MockHttpError, MockResponse, MockScript};
 
 mod oauth;
+mod subscriptions;
 pub use oauth::{TEST_CLIENT_EMAIL, TEST_PRIVATE_KEY_PEM, TEST_PROJECT_ID};
+pub use subscriptions::{TEST_CHATGPT_ACCOUNT_ID, TEST_GITHUB_TOKEN, TEST_OAUTH_REFRESH_TOKEN};
 
 /// Largest request head and body the server reads.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -52,6 +54,7 @@ struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     log_file: Mutex<Option<PathBuf>>,
     oauth: oauth::OAuthState,
+    subscriptions: subscriptions::SubscriptionState,
 }
 
 /// Locks a mutex, recovering the data if a panicking holder poisoned it.
@@ -158,6 +161,13 @@ async fn serve_connection(socket: TcpStream, shared: &Shared) {
     }
     let mut socket = reader.into_inner();
     let route = request.path.split('?').next().unwrap_or_default();
+    if let Some((status, headers, body)) =
+        subscriptions::answer(&shared.subscriptions, shared.oauth.lifetime_secs(), route, &request)
+    {
+        write_plain(&mut socket, status, &headers, &body).await;
+        let _ = socket.shutdown().await;
+        return;
+    }
     if let Some((status, body)) = oauth::answer(&shared.oauth, route, &request) {
         write_plain(&mut socket, status, &[], &body).await;
         let _ = socket.shutdown().await;

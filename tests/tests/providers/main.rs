@@ -159,6 +159,7 @@ mod azure_mistral;
 mod bedrock;
 mod proxy;
 mod retry_settings;
+mod subscriptions;
 mod vertex;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -57,6 +57,13 @@ impl Default for OAuthState {
     }
 }
 
+impl OAuthState {
+    /// How long tokens served now live, in seconds.
+    pub(super) fn lifetime_secs(&self) -> u64 {
+        self.lifetime_secs.load(Ordering::SeqCst)
+    }
+}
+
 impl MockLlmServer {
     /// `http://127.0.0.1:PORT/token`, the `token_uri` of the test credentials.
     pub fn token_uri(&self) -> String {
@@ -81,7 +88,14 @@ impl MockLlmServer {
 
     /// The requests that were not token requests (the model calls), in arrival order.
     pub fn model_requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.shared.requests).iter().filter(|request| !is_token_route(&request.path)).cloned().collect()
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|request| {
+                let route = request.path.split('?').next().unwrap_or_default();
+                !is_token_route(route) && !super::subscriptions::is_login_route(route)
+            })
+            .cloned()
+            .collect()
     }
 
     /// A service-account key file (JSON) with the test key, whose `token_uri` is this server.
