@@ -211,6 +211,8 @@ impl Sandbox {
         columns: u16,
     ) -> PtyAgent {
         let mut vars = vec![("PI_CODING_AGENT_DIR".to_owned(), self.agent_dir().to_string_lossy().into_owned())];
+        // A login never opens the developer's browser (a test may name its own).
+        vars.push(("BROWSER".to_owned(), "true".to_owned()));
         vars.extend(env.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())));
         PtyAgent::spawn(binary, args, &self.work_dir(), &vars, &UNINHERITED_VARIABLES, rows, columns)
     }

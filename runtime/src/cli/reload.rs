@@ -51,6 +51,21 @@ impl Reloader {
         Self { definition: definition.clone(), args: args.clone(), agent_dir, cwd, key_provider }
     }
 
+    /// The models as models.json and auth.json say now (after `/login` or `/logout`).
+    pub fn models(&self) -> Result<ModelCatalog, CliError> {
+        let project = self.args.uses_project_files().then(|| project_dir(&self.definition, &self.cwd));
+        let (settings, _) = Settings::load(&self.agent_dir, project.as_deref());
+        let pi_compat = super::RunDefaults::new(&self.definition, &settings, self.args.pi_compat).0.pi_compat;
+        self.catalog(pi_compat, &settings)
+    }
+
+    fn catalog(&self, pi_compat: crate::protocol::PiCompat, settings: &Settings) -> Result<ModelCatalog, CliError> {
+        let (definition, args) = (&self.definition, &self.args);
+        Ok(ModelCatalog::load(definition, &self.agent_dir, args.api_key.as_deref(), self.key_provider.as_deref())?
+            .with_pi_compat(pi_compat)
+            .with_scope(&super::model_scope::scope_patterns(args.models.as_deref(), settings)))
+    }
+
     /// Reads every file again. A models.json or flag file that no longer parses fails the whole reload (the
     /// run goes on as it was); other problems come back as warnings.
     pub fn reload(&self) -> Result<Reloaded, CliError> {
@@ -62,10 +77,7 @@ impl Reloader {
         warnings.extend(resource_warnings);
         let pi_compat = super::RunDefaults::new(definition, &settings, args.pi_compat).0.pi_compat;
         let prompt_builder = prompt_builder(definition, args, &self.agent_dir, &self.cwd, &resources, pi_compat)?;
-        let models =
-            ModelCatalog::load(definition, &self.agent_dir, args.api_key.as_deref(), self.key_provider.as_deref())?
-                .with_pi_compat(pi_compat)
-                .with_scope(&super::model_scope::scope_patterns(args.models.as_deref(), &settings));
+        let models = self.catalog(pi_compat, &settings)?;
         Ok(Reloaded {
             resources,
             prompt_builder,

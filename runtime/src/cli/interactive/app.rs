@@ -52,6 +52,8 @@ pub struct App {
     pub(super) reloader: Option<Rc<crate::cli::reload::Reloader>>,
     /// pi 1.5's project trust, for `/trust`.
     pub(super) trust: Option<super::trust_prompt::TrustContext>,
+    /// The run's subscription logins, for `/login` and `/logout`.
+    pub(super) logins: Option<super::login::LoginContext>,
     pub(super) theme: Theme,
     pub(super) transcript: Transcript,
     pub(super) editor: Editor,
@@ -126,6 +128,7 @@ impl App {
             version: options.version.clone(),
             reloader: options.reloader.clone(),
             trust: options.trust.clone(),
+            logins: None,
             theme,
             transcript,
             editor,
@@ -205,7 +208,10 @@ impl App {
                 }
                 self.dirty = true;
             }
-            UiEvent::Dialog(dialog) => self.open_dialog(*dialog),
+            UiEvent::Dialog(dialog) => {
+                self.close_abandoned_dialog();
+                self.open_dialog(*dialog);
+            }
             UiEvent::SessionAction(request) => self.perform_session_action(*request),
             UiEvent::Prompt { text, behavior } => {
                 self.status = None;
@@ -220,7 +226,9 @@ impl App {
                 self.apply_reload(*reloaded);
                 self.dirty = true;
             }
+            UiEvent::Models(models) => self.models = Rc::new(*models),
             UiEvent::TaskFinished(notice) => {
+                self.close_abandoned_dialog();
                 self.status = None;
                 if let Some(text) = notice {
                     self.transcript.notice(text, Role::Muted);

@@ -18,6 +18,8 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("tree", "Move around the session tree (double Escape opens it too)"),
     ("fork", "Start a new session from before one of your messages"),
     ("compact", "Summarize older messages now (optional focus: /compact keep the API design)"),
+    ("login", "Log in with a subscription: Claude Pro/Max, ChatGPT, GitHub Copilot (/login [provider])"),
+    ("logout", "Forget a subscription login"),
     ("new", "Start a new session"),
     ("name", "Name this session (/name release prep)"),
     ("session", "Show this session's file, id, messages, tokens and cost"),
@@ -99,6 +101,8 @@ impl App {
             "reload" => self.reload(),
             "thinking" if self.session.agent().pi_compat().is_v1_5() => self.set_thinking(args),
             "trust" if self.trust.is_some() => self.open_trust_selector(),
+            "login" if self.logins.is_some() => self.login(args),
+            "logout" if self.logins.is_some() => self.logout(args),
             _ => return false,
         }
         true

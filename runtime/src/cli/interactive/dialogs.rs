@@ -179,6 +179,21 @@ impl App {
         None
     }
 
+    /// Closes a dialog nobody waits for any more (a login the browser finished while its code box was open),
+    /// then shows the next waiting one.
+    pub(super) fn close_abandoned_dialog(&mut self) {
+        let abandoned = match &self.overlay {
+            Some(Overlay::Text(dialog)) => dialog.reply.as_ref().is_some_and(oneshot::Sender::is_closed),
+            Some(Overlay::Choice(dialog)) => dialog.reply.as_ref().is_some_and(oneshot::Sender::is_closed),
+            _ => false,
+        };
+        if abandoned {
+            self.overlay = None;
+            self.dirty = true;
+            self.next_dialog();
+        }
+    }
+
     /// After a dialog or selector closed: the next waiting dialog, if any.
     pub(super) fn next_dialog(&mut self) {
         if self.overlay.is_none()

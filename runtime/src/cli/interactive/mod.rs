@@ -11,6 +11,7 @@ mod events;
 mod footer;
 mod format;
 mod keys;
+mod login;
 mod picker;
 mod reload;
 mod selectors;
@@ -70,6 +71,8 @@ pub enum UiEvent {
     },
     /// `/reload` read the files again: what the screen shows of them.
     Reloaded(Box<reload::ReloadedScreen>),
+    /// auth.json changed (`/login`, `/logout`): the models that are available now.
+    Models(Box<ModelCatalog>),
     /// Work run for the user ended: a `!command`, a compaction, a session switch; its notice.
     TaskFinished(Option<String>),
     Tick,
@@ -111,6 +114,8 @@ pub async fn run_interactive(
     let resources = prepared.resources.clone();
     let tool_env = prepared.tool_env.clone();
     let cwd = prepared.cwd.clone();
+    let logins =
+        login::LoginContext { keyring: prepared.oauth.clone(), auth_path: prepared.agent_dir.join("auth.json") };
     prepared.extensions.set_ui(Arc::new(dialogs::InteractiveUi { sender: sender.clone() }));
     prepared
         .extensions
@@ -126,6 +131,7 @@ pub async fn run_interactive(
     terminal.spawn_input(move |event| input.send(UiEvent::Input(event)).is_ok());
     let mut renderer = DiffRenderer::new(options.screen);
     let mut app = App::new(session.clone(), sender.clone(), resources, models, tool_env, cwd, &options);
+    app.logins = Some(logins);
 
     let mut signals = StopSignals::install_without_interrupt().map_err(CliError::Runtime)?;
     let local = tokio::task::LocalSet::new();
