@@ -309,6 +309,11 @@ impl Agent {
         lock(&self.inner.settings).get_api_key = lookup;
     }
 
+    /// The per-call key lookup, if one is set (the session's own model calls use it too).
+    pub fn get_api_key(&self) -> Option<GetApiKeyFn> {
+        lock(&self.inner.settings).get_api_key.clone()
+    }
+
     pub fn set_convert_to_llm(&self, convert: Option<ConvertToLlmFn>) {
         lock(&self.inner.settings).convert_to_llm = convert;
     }

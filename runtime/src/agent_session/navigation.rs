@@ -73,7 +73,7 @@ impl AgentSession {
                     custom_instructions,
                     replace_instructions: false,
                 };
-                let api_key = self.summary_api_key();
+                let api_key = self.summary_api_key().await;
                 let result = generate_branch_summary(
                     &branch.entries,
                     &model,

@@ -269,8 +269,15 @@ impl AgentSession {
         lock(&self.summary_model).as_ref().map(|(model, _)| model.clone()).or_else(|| self.agent.state().model)
     }
 
-    /// The key for [`AgentSession::summary_model`].
-    pub(super) fn summary_api_key(&self) -> Option<String> {
+    /// The key for [`AgentSession::summary_model`]: the per-call lookup's (a login renewed when it expired),
+    /// else the summary model's own key, else the session's.
+    pub(super) async fn summary_api_key(&self) -> Option<String> {
+        let lookup = self.agent.get_api_key();
+        if let (Some(lookup), Some(model)) = (lookup, self.summary_model())
+            && let Ok(Some(key)) = lookup(&model.provider).await
+        {
+            return Some(key);
+        }
         lock(&self.summary_model).as_ref().and_then(|(_, key)| key.clone()).or_else(|| lock(&self.api_key).clone())
     }
 

@@ -37,7 +37,7 @@ impl AgentSession {
         let (summary, first_kept_entry_id, tokens_before, details) = match supplied {
             Some(own) => (own.summary, own.first_kept_entry_id, own.tokens_before, own.details),
             None => {
-                let api_key = self.summary_api_key();
+                let api_key = self.summary_api_key().await;
                 let result = compact(
                     &preparation,
                     &model,
