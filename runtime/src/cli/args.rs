@@ -228,7 +228,17 @@ pub fn command(definition: &AgentDefinition) -> clap::Command {
         .bin_name(definition.name.clone())
         .about(definition.description.clone())
         .override_usage(format!("{} [options] [messages...]", definition.name))
-        .after_help(environment_help(definition))
+        .after_help(format!("{}\n\n{}", commands_help(definition), environment_help(definition)))
+}
+
+/// The help's list of the subcommands.
+fn commands_help(definition: &AgentDefinition) -> String {
+    let name = &definition.name;
+    format!(
+        "Commands:\n  {name} login [provider]   Log in with a subscription (anthropic, openai-codex, github-copilot)\n  \
+         {name} logout [provider]  Forget a subscription login\n  \
+         {name} mcp list [--json]  Start the MCP servers and list them with their tools"
+    )
 }
 
 /// The help's list of the agent's own environment variables.
