@@ -201,29 +201,59 @@ async fn run<D: StreamDecoder>(
         },
         Err(error) => Err(Failure::from(error)),
     };
-    let mut message = decoder.take_message();
+    if let Some(event) = closing_event(decoder.take_message(), outcome, &cancel) {
+        tx.push(event);
+    }
+}
+
+/// The body's next chunk. Bytes already received are taken at once; only an empty buffer waits (for data,
+/// the abort or the idle timeout), so most chunks cost no timer and no wake-up registration. `None` when the
+/// call was aborted; the idle timeout is an error.
+pub(crate) async fn next_chunk<S: futures_util::Stream + Unpin>(
+    body: &mut S,
+    cancel: &CancellationToken,
+    idle_timeout: Duration,
+) -> Result<Option<Option<S::Item>>, Failure> {
+    if let Some(next) = body.next().now_or_never() {
+        return Ok(Some(next));
+    }
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Ok(None),
+        next = tokio::time::timeout(idle_timeout, body.next()) => next.map(Some).map_err(|_| {
+            Failure::Error(DecodeError { message: TIMED_OUT.to_owned(), kind: Some(ProviderErrorKind::Network) })
+        }),
+    }
+}
+
+/// The stream's last event for `outcome`: `done` with the message's reason, or `error` (`aborted` when the
+/// call was cancelled: as in pi, an abort wins over whatever error the abort caused); `None` when nobody
+/// reads the stream any more.
+pub(crate) fn closing_event(
+    mut message: AssistantMessage,
+    outcome: Result<(), Failure>,
+    cancel: &CancellationToken,
+) -> Option<AssistantMessageEvent> {
     message.settle_text();
-    let event = match outcome {
+    match outcome {
         Ok(()) => {
             let reason = match message.stop_reason {
                 StopReason::Length => DoneReason::Length,
                 StopReason::ToolUse => DoneReason::ToolUse,
                 _ => DoneReason::Stop,
             };
-            AssistantMessageEvent::Done { reason, message }
+            Some(AssistantMessageEvent::Done { reason, message })
         }
-        Err(Failure::ReaderGone) => return,
+        Err(Failure::ReaderGone) => None,
         Err(Failure::Error(error)) => {
-            // As in pi: an abort wins over whatever error the abort caused.
             let aborted = cancel.is_cancelled();
             message.stop_reason = if aborted { StopReason::Aborted } else { StopReason::Error };
             message.error_message = Some(error.message);
             message.error_kind = if aborted { Some(ProviderErrorKind::Aborted) } else { error.kind };
             let reason = if aborted { ErrorReason::Aborted } else { ErrorReason::Error };
-            AssistantMessageEvent::Error { reason, error: message }
+            Some(AssistantMessageEvent::Error { reason, error: message })
         }
-    };
-    tx.push(event);
+    }
 }
 
 /// Waits for the authorization headers (or the abort) and adds those the request does not already carry.
@@ -355,19 +385,7 @@ where
             }
             continue;
         }
-        // Bytes already received are taken at once; only an empty buffer waits (for data, the abort or
-        // the idle timeout), so most chunks cost no timer and no wake-up registration.
-        let next = match body.next().now_or_never() {
-            Some(next) => next,
-            None => tokio::select! {
-                biased;
-                _ = cancel.cancelled() => break,
-                next = tokio::time::timeout(idle_timeout, body.next()) => next.map_err(|_| Failure::Error(DecodeError {
-                    message: TIMED_OUT.to_owned(),
-                    kind: Some(ProviderErrorKind::Network),
-                }))?,
-            },
-        };
+        let Some(next) = next_chunk(&mut body, cancel, idle_timeout).await? else { break };
         match next {
             Some(Ok(chunk)) => parser.feed(chunk.as_ref()),
             Some(Err(error)) => {

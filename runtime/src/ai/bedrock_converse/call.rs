@@ -6,7 +6,6 @@
 use std::time::{Duration, SystemTime};
 
 use bytes::{Buf, BytesMut};
-use futures_util::{FutureExt, StreamExt};
 use reqwest::header::{HeaderMap, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
@@ -20,9 +19,10 @@ use crate::ai::http_send::{root_cause, shown_url};
 use crate::ai::provider::{PayloadHook, error_stream};
 use crate::ai::stream::{AssistantMessageSender, AssistantMessageStream};
 use crate::ai::transport::{
-    ABORTED, ABORTED_BEFORE_RESPONSE, CONNECTION_ERROR, DecodeError, Failure, TERMINATED, TIMED_OUT, http_client,
+    ABORTED, ABORTED_BEFORE_RESPONSE, CONNECTION_ERROR, DecodeError, Failure, TERMINATED, TIMED_OUT, closing_event,
+    http_client, next_chunk,
 };
-use crate::protocol::{AssistantMessageEvent, DoneReason, ErrorReason, StopReason};
+use crate::protocol::{AssistantMessageEvent, StopReason};
 
 /// Attempts per call, as the SDK's standard retry strategy makes them.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -85,28 +85,9 @@ async fn run(
         Ok(()) => drive(&call, &mut decoder, &cancel, &tx).await,
         Err(error) => Err(Failure::from(error)),
     };
-    let mut message = decoder.take_message();
-    message.settle_text();
-    let event = match outcome {
-        Ok(()) => {
-            let reason = match message.stop_reason {
-                StopReason::Length => DoneReason::Length,
-                StopReason::ToolUse => DoneReason::ToolUse,
-                _ => DoneReason::Stop,
-            };
-            AssistantMessageEvent::Done { reason, message }
-        }
-        Err(Failure::ReaderGone) => return,
-        Err(Failure::Error(error)) => {
-            let aborted = cancel.is_cancelled();
-            message.stop_reason = if aborted { StopReason::Aborted } else { StopReason::Error };
-            message.error_message = Some(error.message);
-            message.error_kind = if aborted { Some(ProviderErrorKind::Aborted) } else { error.kind };
-            let reason = if aborted { ErrorReason::Aborted } else { ErrorReason::Error };
-            AssistantMessageEvent::Error { reason, error: message }
-        }
-    };
-    tx.push(event);
+    if let Some(event) = closing_event(decoder.take_message(), outcome, &cancel) {
+        tx.push(event);
+    }
 }
 
 /// Lets the hook rewrite the body (only when a hook is set); the signature covers the rewritten body.
@@ -231,17 +212,7 @@ where
             outcome?;
             continue;
         }
-        let next = match body.next().now_or_never() {
-            Some(next) => next,
-            None => tokio::select! {
-                biased;
-                _ = cancel.cancelled() => break,
-                next = tokio::time::timeout(idle_timeout, body.next()) => next.map_err(|_| Failure::Error(DecodeError {
-                    message: TIMED_OUT.to_owned(),
-                    kind: Some(ProviderErrorKind::Network),
-                }))?,
-            },
-        };
+        let Some(next) = next_chunk(&mut body, cancel, idle_timeout).await? else { break };
         match next {
             Some(Ok(chunk)) => buffer.extend_from_slice(chunk.as_ref()),
             Some(Err(error)) => {
