@@ -11,6 +11,7 @@ pub mod google_vertex;
 mod http_send;
 pub mod mistral_conversations;
 pub mod model;
+pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
 mod openai_sdk_errors;
@@ -35,6 +36,7 @@ pub use google_generative_ai::GoogleGenerativeAiProvider;
 pub use google_vertex::GoogleVertexProvider;
 pub use mistral_conversations::MistralConversationsProvider;
 pub use model::{InvalidThinkingLevel, Model, ModelCost, ThinkingLevel};
+pub use openai_codex_responses::OpenAiCodexResponsesProvider;
 pub use openai_completions::OpenAiCompletionsProvider;
 pub use openai_responses::OpenAiResponsesProvider;
 pub use partial_json::parse_streaming_json;
@@ -57,5 +59,6 @@ pub fn default_registry() -> ProviderRegistry {
     registry.register(Arc::new(MistralConversationsProvider::new()));
     registry.register(Arc::new(GoogleVertexProvider::new()));
     registry.register(Arc::new(BedrockConverseProvider::new()));
+    registry.register(Arc::new(OpenAiCodexResponsesProvider::new()));
     registry
 }

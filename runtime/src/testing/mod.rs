@@ -1,5 +1,5 @@
 //! Test support (feature `testing`): a scripted mock LLM server on 127.0.0.1 that speaks the LLM APIs
-//! over real HTTP and SSE (chosen by request path; Azure's Responses URLs too, Mistral's chat path by its
+//! over real HTTP and SSE (chosen by request path; Azure's and Codex's (`…/codex/responses`) Responses URLs too, Mistral's chat path by its
 //! `Accept: text/event-stream`, and Vertex AI's `…/publishers/google/models/{m}:streamGenerateContent`
 //! speaks Gemini's), serves scripted responses in order, records requests, injects faults, and plays
 //! Google's OAuth token endpoint (`POST /token`). Bedrock requests must be signed with the mock AWS key
@@ -31,6 +31,8 @@ mod provider_tests_anthropic;
 mod provider_tests_azure;
 #[cfg(test)]
 mod provider_tests_bedrock;
+#[cfg(test)]
+mod provider_tests_codex;
 #[cfg(test)]
 mod provider_tests_google;
 #[cfg(test)]

@@ -10,11 +10,11 @@ mod request;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
 use serde_json::Value;
 
+pub(crate) use decode::ResponsesState;
 pub(crate) use ids::short_hash;
 pub use request::build_body;
-pub(crate) use request::{Dialect, build_dialect_body};
+pub(crate) use request::{Dialect, build_dialect_body, convert_messages};
 
-use self::decode::ResponsesState;
 use self::errors::{http_error_message, is_truthy, sdk_error_message};
 use self::request::ResponsesCompat;
 use super::Model;
