@@ -6,6 +6,7 @@ pub mod bedrock_converse;
 mod blocks;
 pub mod catalog;
 pub mod error_kind;
+pub mod github_copilot;
 pub mod google_generative_ai;
 pub mod google_vertex;
 mod http_send;
