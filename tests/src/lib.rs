@@ -227,7 +227,7 @@ impl Sandbox {
 
 /// Environment variables a test's agent never inherits: provider keys and cloud settings (the developer's
 /// must not leak into a run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
-const UNINHERITED_VARIABLES: [&str; 45] = [
+const UNINHERITED_VARIABLES: [&str; 48] = [
     "HTTP_PROXY",
     "http_proxy",
     "HTTPS_PROXY",
@@ -273,6 +273,9 @@ const UNINHERITED_VARIABLES: [&str; 45] = [
     "AWS_WEB_IDENTITY_TOKEN_FILE",
     "AWS_BEDROCK_SKIP_AUTH",
     "AWS_BEDROCK_FORCE_CACHE",
+    "COPILOT_GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
 ];
 
 /// stdout as text.
