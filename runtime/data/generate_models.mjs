@@ -15,11 +15,13 @@ const providers = [
   "azure-openai-responses",
   "cerebras",
   "deepseek",
+  "github-copilot",
   "google",
   "google-vertex",
   "groq",
   "mistral",
   "openai",
+  "openai-codex",
   "openrouter",
   "xai",
 ];

@@ -244,7 +244,7 @@ impl Sandbox {
 
 /// Environment variables a test's agent never inherits: provider keys and cloud settings (the developer's
 /// must not leak into a run) and proxies (the mock server is on loopback; a test that wants a proxy sets one).
-const UNINHERITED_VARIABLES: [&str; 47] = [
+const UNINHERITED_VARIABLES: [&str; 50] = [
     "PI_GEN_OAUTH_SERVER",
     "PI_OAUTH_CALLBACK_HOST",
     "HTTP_PROXY",
@@ -292,6 +292,9 @@ const UNINHERITED_VARIABLES: [&str; 47] = [
     "AWS_WEB_IDENTITY_TOKEN_FILE",
     "AWS_BEDROCK_SKIP_AUTH",
     "AWS_BEDROCK_FORCE_CACHE",
+    "COPILOT_GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
 ];
 
 /// stdout as text.

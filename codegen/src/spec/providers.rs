@@ -48,6 +48,7 @@ pub enum ProviderApi {
     OpenaiResponses,
     GoogleGenerativeAi,
     BedrockConverseStream,
+    OpenaiCodexResponses,
 }
 
 /// One model of a provider.

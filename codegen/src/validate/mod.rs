@@ -209,7 +209,7 @@ fn provider_problems(spec: &AgentSpec, out: &mut Vec<Problem>) {
         if !provider.models.is_empty() && provider.api.is_none() && provider.models.iter().any(|m| m.api.is_none()) {
             out.push(Problem::value(
                 path.clone(),
-                "a provider with its own models needs `api` (anthropic-messages, openai-completions, openai-responses, google-generative-ai, google-vertex or bedrock-converse-stream)",
+                "a provider with its own models needs `api` (anthropic-messages, openai-completions, openai-responses, google-generative-ai, google-vertex, bedrock-converse-stream or openai-codex-responses)",
             ));
         }
     }

@@ -3,7 +3,8 @@
 //! provider, and the thinking levels a model supports.
 //!
 //! The data comes from pi-ai's generated model list (providers amazon-bedrock, anthropic,
-//! azure-openai-responses, cerebras, deepseek, google, google-vertex, groq, mistral, openai, openrouter, xai).
+//! azure-openai-responses, cerebras, deepseek, github-copilot, google, google-vertex, groq, mistral, openai,
+//! openai-codex, openrouter, xai).
 //! Azure's models have no base URL: the `azure-openai-responses` provider finds it in the environment (or the
 //! model's models.json entry).
 
@@ -254,11 +255,13 @@ mod tests {
                 "azure-openai-responses",
                 "cerebras",
                 "deepseek",
+                "github-copilot",
                 "google",
                 "google-vertex",
                 "groq",
                 "mistral",
                 "openai",
+                "openai-codex",
                 "openrouter",
                 "xai"
             ]
@@ -266,7 +269,9 @@ mod tests {
         assert!(builtin_models().len() > 400, "{}", builtin_models().len());
         for provider in &providers {
             assert!(builtin_provider_models(provider).count() > 0, "{provider} has models");
-            assert!(!api_key_env_vars(provider).is_empty(), "{provider} has a key variable");
+            // A ChatGPT subscription is reached with an OAuth login only; pi reads no variable for it.
+            let oauth_only = *provider == "openai-codex";
+            assert_eq!(api_key_env_vars(provider).is_empty(), oauth_only, "{provider}'s key variables");
         }
     }
 
@@ -297,6 +302,31 @@ mod tests {
             (groq.api.as_str(), groq.base_url.as_str()),
             ("openai-completions", "https://api.groq.com/openai/v1")
         );
+    }
+
+    #[test]
+    fn subscription_providers_carry_pis_models() {
+        let codex: Vec<&str> = builtin_provider_models("openai-codex").map(|m| m.id.as_str()).collect();
+        assert_eq!(codex.len(), 10, "{codex:?}");
+        assert!(builtin_provider_models("openai-codex").all(|m| m.api == "openai-codex-responses"));
+        assert_eq!(
+            builtin_model("openai-codex", "gpt-5.5").map(|m| m.base_url.as_str()),
+            Some("https://chatgpt.com/backend-api")
+        );
+        let copilot: Vec<&Model> = builtin_provider_models("github-copilot").collect();
+        assert_eq!(copilot.len(), 26);
+        let apis: std::collections::BTreeSet<&str> = copilot.iter().map(|m| m.api.as_str()).collect();
+        assert_eq!(
+            apis.into_iter().collect::<Vec<_>>(),
+            ["anthropic-messages", "openai-completions", "openai-responses"]
+        );
+        let gpt = builtin_model("github-copilot", "gpt-5.4").expect("in catalog");
+        assert!(
+            gpt.headers.contains(&("Copilot-Integration-Id".to_owned(), "vscode-chat".to_owned())),
+            "{:?}",
+            gpt.headers
+        );
+        assert_eq!(gpt.base_url, "https://api.individual.githubcopilot.com");
     }
 
     #[test]

@@ -9,7 +9,9 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
 use super::error_kind::ProviderErrorKind;
-use super::transport::{ABORTED_BEFORE_RESPONSE, CONNECTION_ERROR, DecodeError, Failure, HttpRequest, TIMED_OUT};
+use super::transport::{
+    ABORTED_BEFORE_RESPONSE, CONNECTION_ERROR, DecodeError, Failure, HttpRequest, RetryRule, TIMED_OUT,
+};
 
 /// A shared client: one connection pool for the whole process, through the proxy the environment names.
 pub fn http_client() -> Result<&'static reqwest::Client, String> {
@@ -75,6 +77,9 @@ pub(crate) async fn send(
     http_error: impl Fn(u16, &str) -> String,
 ) -> Result<reqwest::Response, Failure> {
     let client = http_client()?;
+    if request.retry_rule == RetryRule::Codex {
+        return super::openai_codex_responses::send::send(client, request, cancel).await;
+    }
     let mut retries_left = request.max_retries;
     loop {
         let attempt = client.post(&request.url).headers(request.headers.clone()).body(request.body.clone());

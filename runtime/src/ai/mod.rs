@@ -6,12 +6,14 @@ pub mod bedrock_converse;
 mod blocks;
 pub mod catalog;
 pub mod error_kind;
+pub mod github_copilot;
 pub mod google_generative_ai;
 pub mod google_vertex;
 mod http_send;
 pub mod mistral_conversations;
 pub mod model;
 pub mod oauth;
+pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
 mod openai_sdk_errors;
@@ -36,6 +38,7 @@ pub use google_generative_ai::GoogleGenerativeAiProvider;
 pub use google_vertex::GoogleVertexProvider;
 pub use mistral_conversations::MistralConversationsProvider;
 pub use model::{InvalidThinkingLevel, Model, ModelCost, ThinkingLevel};
+pub use openai_codex_responses::OpenAiCodexResponsesProvider;
 pub use openai_completions::OpenAiCompletionsProvider;
 pub use openai_responses::OpenAiResponsesProvider;
 pub use partial_json::parse_streaming_json;
@@ -58,5 +61,6 @@ pub fn default_registry() -> ProviderRegistry {
     registry.register(Arc::new(MistralConversationsProvider::new()));
     registry.register(Arc::new(GoogleVertexProvider::new()));
     registry.register(Arc::new(BedrockConverseProvider::new()));
+    registry.register(Arc::new(OpenAiCodexResponsesProvider::new()));
     registry
 }

@@ -50,6 +50,19 @@ pub struct HttpRequest {
     pub response_timeout: Duration,
     /// The longest server-requested wait honoured before a retry.
     pub max_retry_delay: Duration,
+    /// Whose rules decide what is retried and how failures are worded.
+    pub retry_rule: RetryRule,
+}
+
+/// Whose retry loop a request follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RetryRule {
+    /// The vendor SDKs': 408/409/429/5xx and failed connections, `max_retries` times, the server's `retry-after`.
+    #[default]
+    Sdk,
+    /// pi's own loop for ChatGPT's Codex endpoint (see `openai_codex_responses::send`).
+    Codex,
 }
 
 impl HttpRequest {
@@ -73,6 +86,7 @@ impl HttpRequest {
             idle_timeout,
             response_timeout: retry.timeout.unwrap_or(idle_timeout),
             max_retry_delay: retry.max_retry_delay.unwrap_or(DEFAULT_MAX_RETRY_DELAY),
+            retry_rule: RetryRule::Sdk,
         })
     }
 }

@@ -18,7 +18,7 @@ pub enum StoredCredential {
     /// `{"type": "api_key", "key": ...}`; the key may name an environment variable or be `!command`.
     ApiKey { key: String },
     /// `{"type": "oauth", "access": ..., "refresh": ..., "expires": ms}`.
-    OAuth { access: Option<String>, expires: Option<i64> },
+    OAuth { access: Option<String>, expires: Option<i64>, enterprise_url: Option<String> },
     /// An entry of another type: it counts as configured but yields no key.
     Other,
 }
@@ -71,6 +71,7 @@ impl AuthFile {
                     Some("oauth") => StoredCredential::OAuth {
                         access: text_field(&entry, "access"),
                         expires: entry.get("expires").and_then(Value::as_i64),
+                        enterprise_url: text_field(&entry, "enterpriseUrl"),
                     },
                     _ => StoredCredential::Other,
                 };

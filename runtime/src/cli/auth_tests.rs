@@ -49,7 +49,11 @@ fn parses_api_key_oauth_and_unknown_entries() {
     assert_eq!(auth.credentials.get("openai"), Some(&StoredCredential::ApiKey { key: "sk-1".to_owned() }));
     assert_eq!(
         auth.credentials.get("anthropic"),
-        Some(&StoredCredential::OAuth { access: Some("sk-ant-oat-1".to_owned()), expires: Some(4_102_444_800_000) })
+        Some(&StoredCredential::OAuth {
+            access: Some("sk-ant-oat-1".to_owned()),
+            expires: Some(4_102_444_800_000),
+            enterprise_url: None
+        })
     );
     assert_eq!(auth.credentials.get("google"), Some(&StoredCredential::Other));
     assert!(!auth.credentials.contains_key("broken"));

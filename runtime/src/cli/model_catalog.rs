@@ -142,6 +142,7 @@ impl ModelCatalog {
             .map_err(|error| error.to_string())?
             .ok_or_else(|| format!("no API key for provider \"{provider}\"; {id} cannot be used"))?;
         let mut model = registered.model.clone();
+        super::resolve::apply_copilot_base_url(&mut model, &self.auth);
         model.headers =
             self.registry.request_headers(&model, Some(&key), &process_env).map_err(|error| error.to_string())?;
         Ok(ChosenModel { model, api_key: key, thinking_level_map: registered.thinking_level_map.clone() })

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::agent_models::load_agent_models;
 use super::args::CliArgs;
-use super::auth::{AuthFile, KeySources};
+use super::auth::{AuthFile, KeySources, StoredCredential};
 use super::config_value::{EnvLookup, process_env};
 use super::error::CliError;
 use super::model_scope::{resolve_model_scope, scope_patterns};
@@ -15,6 +15,7 @@ use super::run_defaults::RunDefaults;
 use super::settings::Settings;
 use crate::AgentDefinition;
 use crate::ai::catalog::{api_key_env_vars, clamp_thinking_level};
+use crate::ai::github_copilot::{self, copilot_base_url};
 use crate::ai::{Model, ThinkingLevel};
 use crate::session::SessionManager;
 
@@ -73,6 +74,7 @@ pub fn resolve_model(
         eprintln!("Warning: {warning}");
     }
     let mut model = choice.model;
+    apply_copilot_base_url(&mut model, &auth);
     if let Some(key) = &args.api_key {
         // Like pi: a key given on the command line needs a model named for it.
         if choice.source == ModelSource::FirstAvailable {
@@ -97,6 +99,20 @@ pub fn resolve_model(
     let level = requested.or(choice.thinking).unwrap_or(defaults.thinking);
     let thinking = clamp_thinking_level(&model, choice.thinking_level_map.as_ref(), level, pi_compat);
     Ok(ResolvedModel { model, api_key, thinking })
+}
+
+/// pi's `modifyModels` for GitHub Copilot: once auth.json holds a Copilot OAuth login, every Copilot model goes
+/// to the base URL its access token names (over the catalog's and models.json's, which pi applies first).
+/// A login to GitHub Enterprise (its `enterpriseUrl`) names the host when the token names none.
+pub(super) fn apply_copilot_base_url(model: &mut Model, auth: &AuthFile) {
+    if model.provider != github_copilot::PROVIDER {
+        return;
+    }
+    if let Some(StoredCredential::OAuth { access, enterprise_url, .. }) = auth.credentials.get(github_copilot::PROVIDER)
+    {
+        let domain = enterprise_url.as_deref().and_then(crate::ai::oauth::login::enterprise_domain);
+        model.base_url = copilot_base_url(access.as_deref().unwrap_or_default(), domain.as_deref());
+    }
 }
 
 /// The model and thinking level: a continued session's own (unless flags name others), else as
@@ -160,5 +176,41 @@ pub(super) fn resolve_summary_model(
             eprintln!("Warning: cannot use compaction model \"{wanted}\" ({error}); summaries use the agent's model");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copilot_login_sends_copilot_models_where_its_token_says() {
+        let login = |access: Option<&str>, enterprise_url: Option<&str>| AuthFile {
+            credentials: [(
+                "github-copilot".to_owned(),
+                StoredCredential::OAuth {
+                    access: access.map(str::to_owned),
+                    expires: None,
+                    enterprise_url: enterprise_url.map(str::to_owned),
+                },
+            )]
+            .into(),
+        };
+        let auth = |access: Option<&str>| login(access, None);
+        let models_json_url = "http://127.0.0.1:9";
+        let mut copilot = Model::new("github-copilot", "gpt-5.4", "openai-responses", models_json_url);
+        apply_copilot_base_url(&mut copilot, &auth(Some("tid=1;proxy-ep=proxy.business.githubcopilot.com;")));
+        assert_eq!(copilot.base_url, "https://api.business.githubcopilot.com", "the login wins over models.json");
+        apply_copilot_base_url(&mut copilot, &login(Some("tid=1"), Some("https://ghe.example.com/")));
+        assert_eq!(copilot.base_url, "https://copilot-api.ghe.example.com");
+        let mut other = Model::new("openai", "gpt-5.4", "openai-responses", models_json_url);
+        apply_copilot_base_url(&mut other, &auth(Some("tid=1;proxy-ep=proxy.x.com")));
+        assert_eq!(other.base_url, models_json_url);
+        let mut keyed = Model::new("github-copilot", "gpt-5.4", "openai-responses", models_json_url);
+        let api_key = AuthFile {
+            credentials: [("github-copilot".to_owned(), StoredCredential::ApiKey { key: "k".into() })].into(),
+        };
+        apply_copilot_base_url(&mut keyed, &api_key);
+        assert_eq!(keyed.base_url, models_json_url, "only an OAuth login moves the models");
     }
 }

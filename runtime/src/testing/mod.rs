@@ -1,10 +1,11 @@
 //! Test support (feature `testing`): a scripted mock LLM server on 127.0.0.1 that speaks the LLM APIs
-//! over real HTTP and SSE (chosen by request path; Azure's Responses URLs too, Mistral's chat path by its
-//! `Accept: text/event-stream`, and Vertex AI's `…/publishers/google/models/{m}:streamGenerateContent`
-//! speaks Gemini's), serves scripted responses in order, records requests, injects faults, and plays
-//! Google's OAuth token endpoint (`POST /token`). Bedrock requests must be signed with the mock AWS key
-//! pair ([`MOCK_AWS_ACCESS_KEY_ID`], [`MOCK_AWS_SECRET_ACCESS_KEY`]) or carry [`MOCK_AWS_BEARER_TOKEN`], and
-//! are answered with AWS event-stream frames.
+//! over real HTTP and SSE (chosen by request path; Azure's and ChatGPT Codex's (`…/codex/responses`)
+//! Responses URLs too, Mistral's chat path by its `Accept: text/event-stream`, and Vertex AI's
+//! `…/publishers/google/models/{m}:streamGenerateContent` speaks Gemini's), serves scripted responses in
+//! order, records requests, injects faults, and plays Google's OAuth token endpoint (`POST /token`).
+//! Bedrock requests must be signed with the mock AWS key pair ([`MOCK_AWS_ACCESS_KEY_ID`],
+//! [`MOCK_AWS_SECRET_ACCESS_KEY`]) or carry [`MOCK_AWS_BEARER_TOKEN`], and are answered with AWS event-stream
+//! frames.
 //!
 //! Script JSON (`{"responses":[…]}` or a bare array), one entry per model request:
 //! `{"thinking","thinkingSignature","text","toolCalls":[{"id"?,"name","arguments"}],
@@ -34,6 +35,8 @@ mod provider_tests_anthropic;
 mod provider_tests_azure;
 #[cfg(test)]
 mod provider_tests_bedrock;
+#[cfg(test)]
+mod provider_tests_codex;
 #[cfg(test)]
 mod provider_tests_google;
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub use decode::AnthropicDecoder;
 pub use request::{CacheRetention, build_body};
 
 use self::request::{Compat, is_oauth_token, thinks_adaptively};
+use super::github_copilot;
 use super::pi15::{apply_user_agent, initial_message};
 use super::provider::{ApiProvider, LlmContext, StreamOptions, empty_assistant_message};
 use super::stream::AssistantMessageStream;
@@ -124,7 +125,8 @@ fn beta_features(model: &Model, context: &LlmContext, options: &StreamOptions) -
 }
 
 /// The SDK's headers (key, version), pi's defaults (the call's `user-agent` unless an OAuth token needs
-/// Claude Code's), then the model's and the call's headers.
+/// Claude Code's), then the model's headers, GitHub Copilot's conversation headers (for its models, which
+/// send their token as a bearer token) and the call's headers.
 fn request_headers(model: &Model, context: &LlmContext, options: &StreamOptions) -> Result<HeaderMap, String> {
     let key = options.api_key.as_deref().filter(|k| !k.is_empty());
     let oauth = is_oauth_token(key);
@@ -134,7 +136,12 @@ fn request_headers(model: &Model, context: &LlmContext, options: &StreamOptions)
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert("anthropic-version", HeaderValue::from_static(ANTHROPIC_VERSION));
     headers.insert("anthropic-dangerous-direct-browser-access", HeaderValue::from_static("true"));
+    let copilot = model.provider == github_copilot::PROVIDER;
     match key {
+        // Copilot takes its token as a bearer token, with none of the Claude Code identity.
+        Some(key) if copilot => {
+            headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
+        }
         Some(key) if oauth => {
             headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
             let identity =
@@ -156,7 +163,8 @@ fn request_headers(model: &Model, context: &LlmContext, options: &StreamOptions)
         let betas = HeaderValue::from_str(&betas.join(",")).map_err(|e| format!("invalid anthropic-beta: {e}"))?;
         headers.insert("anthropic-beta", betas);
     }
-    apply_headers(&mut headers, model.headers.iter().chain(&options.headers))?;
+    let conversation = github_copilot::dynamic_headers(&model.provider, &context.messages);
+    apply_headers(&mut headers, model.headers.iter().chain(&conversation).chain(&options.headers))?;
     Ok(headers)
 }
 
@@ -167,6 +175,25 @@ mod tests {
 
     fn header(headers: &Result<HeaderMap, String>, name: &str) -> Option<String> {
         headers.as_ref().ok()?.get(name)?.to_str().ok().map(str::to_owned)
+    }
+
+    #[test]
+    fn copilot_sends_its_token_as_a_bearer_token_with_its_headers() {
+        let mut model =
+            Model::new("github-copilot", "claude-sonnet-4.6", API, "https://api.individual.githubcopilot.com");
+        model.headers = vec![("User-Agent".into(), "GitHubCopilotChat/0.35.0".into())];
+        let messages = vec![crate::protocol::Message::User(crate::protocol::UserMessage::text("hi"))];
+        let context = LlmContext { messages, ..LlmContext::default() };
+        let options = StreamOptions { api_key: Some("tid=1;proxy-ep=x".into()), ..StreamOptions::default() };
+        let headers = request_headers(&model, &context, &options);
+        assert_eq!(header(&headers, "authorization").as_deref(), Some("Bearer tid=1;proxy-ep=x"));
+        assert!(headers.as_ref().is_ok_and(|h| h.get("authorization").is_some_and(HeaderValue::is_sensitive)));
+        assert_eq!(header(&headers, "x-api-key"), None);
+        assert_eq!(header(&headers, "x-app"), None);
+        assert_eq!(header(&headers, "user-agent").as_deref(), Some("GitHubCopilotChat/0.35.0"));
+        assert_eq!(header(&headers, "x-initiator").as_deref(), Some("user"));
+        assert_eq!(header(&headers, "openai-intent").as_deref(), Some("conversation-edits"));
+        assert_eq!(header(&headers, "anthropic-dangerous-direct-browser-access").as_deref(), Some("true"));
     }
 
     #[test]

@@ -211,7 +211,7 @@ async fn copilot(prompter: &dyn LoginPrompter, server: &OAuthServer) -> Result<O
 /// once enabled). A model that cannot be enabled is left as it is.
 async fn enable_copilot_models(token: &str, enterprise: Option<&str>, server: &OAuthServer) {
     let Ok(client) = http_client() else { return };
-    let base = server.url(&copilot_api_base_url(token, enterprise));
+    let base = server.url(&crate::ai::github_copilot::copilot_base_url(token, enterprise));
     let requests = crate::ai::catalog::builtin_provider_models(SubscriptionProvider::GitHubCopilot.id()).map(|model| {
         let mut request = client
             .post(format!("{base}/models/{}/policy", model.id))
@@ -228,21 +228,6 @@ async fn enable_copilot_models(token: &str, enterprise: Option<&str>, server: &O
             .send()
     });
     futures_util::future::join_all(requests).await;
-}
-
-/// The Copilot API's base URL: the token's `proxy-ep` host with `proxy.` turned into `api.`, else the
-/// Enterprise host's, else the one for individual plans.
-pub fn copilot_api_base_url(token: &str, enterprise: Option<&str>) -> String {
-    let proxy =
-        token.split(';').find_map(|field| field.trim().strip_prefix("proxy-ep=")).filter(|host| !host.is_empty());
-    if let Some(host) = proxy {
-        let host = host.strip_prefix("proxy.").map_or_else(|| host.to_owned(), |rest| format!("api.{rest}"));
-        return format!("https://{host}");
-    }
-    match enterprise {
-        Some(domain) => format!("https://copilot-api.{domain}"),
-        None => "https://api.individual.githubcopilot.com".to_owned(),
-    }
 }
 
 /// Polls GitHub until the user has entered the code (pi's pacing: the interval times 1.2, times 1.4 and

@@ -3,7 +3,7 @@
 use base64::Engine;
 use serde_json::json;
 
-use super::login::{copilot_api_base_url, enterprise_domain, parse_authorization_input};
+use super::login::{enterprise_domain, parse_authorization_input};
 use super::pkce::{Pkce, random_state};
 use super::*;
 
@@ -69,15 +69,11 @@ fn pasted_codes_are_read_in_every_form() {
 }
 
 #[test]
-fn codex_tokens_name_their_account_and_copilot_tokens_their_api_host() {
+fn codex_tokens_name_their_account_and_enterprise_hosts_are_read_from_urls() {
     let token = jwt(json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct_1"}}));
     assert_eq!(chatgpt_account_id(&token).as_deref(), Some("acct_1"));
     assert_eq!(chatgpt_account_id(&jwt(json!({"sub": "x"}))), None);
     assert_eq!(chatgpt_account_id("not-a-jwt"), None);
-    let copilot = "tid=1;exp=2;proxy-ep=proxy.business.githubcopilot.com;st=dotcom";
-    assert_eq!(copilot_api_base_url(copilot, None), "https://api.business.githubcopilot.com");
-    assert_eq!(copilot_api_base_url("tid=1", Some("ghe.example.com")), "https://copilot-api.ghe.example.com");
-    assert_eq!(copilot_api_base_url("tid=1", None), "https://api.individual.githubcopilot.com");
     assert_eq!(enterprise_domain("https://ghe.example.com/some/path").as_deref(), Some("ghe.example.com"));
     assert_eq!(enterprise_domain("ghe.example.com").as_deref(), Some("ghe.example.com"));
 }

@@ -12,6 +12,7 @@ pub use request::build_body;
 
 use self::sse::StreamState;
 use super::Model;
+use super::github_copilot::dynamic_headers;
 use super::openai_sdk_errors::{http_error_message, is_truthy, stream_error_message};
 use super::pi15::{apply_user_agent, initial_message, settled_error};
 use super::provider::{ApiProvider, LlmContext, StreamOptions};
@@ -90,7 +91,7 @@ fn build_request(
     let body = build_body(model, context, options);
     HttpRequest::json(
         format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
-        request_headers(model, options)?,
+        request_headers(model, context, options)?,
         &body,
         max_retries,
         options,
@@ -173,8 +174,9 @@ fn named_error_message(data: &Value, compat: PiCompat) -> String {
     }
 }
 
-/// Content headers, the call's `user-agent` (pi 1.5's), then `Authorization` (when a key is given), then the model's and the call's headers.
-fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, String> {
+/// Content headers, the call's `user-agent` (pi 1.5's), then `Authorization` (when a key is given), then the
+/// model's headers, GitHub Copilot's conversation headers (for its models) and the call's headers.
+fn request_headers(model: &Model, context: &LlmContext, options: &StreamOptions) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -183,7 +185,8 @@ fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, 
     if let Some(key) = options.api_key.as_deref().filter(|k| !k.is_empty()) {
         headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
     }
-    apply_headers(&mut headers, model.headers.iter().chain(&options.headers))?;
+    let copilot = dynamic_headers(&model.provider, &context.messages);
+    apply_headers(&mut headers, model.headers.iter().chain(&copilot).chain(&options.headers))?;
     Ok(headers)
 }
 
@@ -200,16 +203,43 @@ mod tests {
             headers: vec![("x-team".into(), "call".into())],
             ..StreamOptions::default()
         };
-        let headers = request_headers(&model, &options).map_err(|e| e.to_string());
+        let headers = request_headers(&model, &LlmContext::default(), &options).map_err(|e| e.to_string());
         let headers = headers.as_ref().map_err(String::as_str);
         let get = |name: &str| headers.ok().and_then(|h| h.get(name)).and_then(|v| v.to_str().ok());
         assert_eq!(get("x-team"), Some("call"));
         assert_eq!(get("authorization"), Some("Bearer model"));
         assert_eq!(get("content-type"), Some("application/json"));
-        let keyless = request_headers(&Model::new("p", "m", API, "x"), &StreamOptions::default());
+        let keyless =
+            request_headers(&Model::new("p", "m", API, "x"), &LlmContext::default(), &StreamOptions::default());
         assert!(keyless.is_ok_and(|h| h.get("authorization").is_none()));
         let bad = StreamOptions { headers: vec![("bad name".into(), "v".into())], ..StreamOptions::default() };
-        assert_eq!(request_headers(&model, &bad).err().as_deref(), Some("invalid header name \"bad name\""));
+        assert_eq!(
+            request_headers(&model, &LlmContext::default(), &bad).err().as_deref(),
+            Some("invalid header name \"bad name\"")
+        );
+    }
+
+    #[test]
+    fn copilot_models_carry_the_conversation_headers() {
+        let model = Model::new("github-copilot", "gpt-4.1", API, "https://api.individual.githubcopilot.com");
+        let image = crate::protocol::UserContent::Image(crate::protocol::ImageContent {
+            data: "AAAA".into(),
+            mime_type: "image/png".into(),
+        });
+        let user = crate::protocol::UserMessage {
+            content: crate::protocol::MessageContent::Blocks(vec![image]),
+            timestamp: 1,
+        };
+        let messages = vec![
+            crate::protocol::Message::User(user),
+            crate::protocol::Message::Assistant(AssistantMessage::default()),
+        ];
+        let context = LlmContext { messages, ..LlmContext::default() };
+        let headers = request_headers(&model, &context, &StreamOptions::default()).unwrap_or_default();
+        let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        assert_eq!(get("x-initiator"), Some("agent"));
+        assert_eq!(get("openai-intent"), Some("conversation-edits"));
+        assert_eq!(get("copilot-vision-request"), Some("true"));
     }
 
     #[test]
@@ -218,12 +248,15 @@ mod tests {
         let agent = |headers: &HeaderMap| headers.get("user-agent").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let options = StreamOptions { user_agent: Some("pi/1.5.2 (linux; x64)".into()), ..StreamOptions::default() };
         assert_eq!(
-            request_headers(&model, &options).ok().as_ref().and_then(agent).as_deref(),
+            request_headers(&model, &LlmContext::default(), &options).ok().as_ref().and_then(agent).as_deref(),
             Some("pi/1.5.2 (linux; x64)")
         );
-        let ours = request_headers(&model, &StreamOptions::default()).ok();
+        let ours = request_headers(&model, &LlmContext::default(), &StreamOptions::default()).ok();
         assert!(ours.as_ref().and_then(agent).is_some_and(|a| a.starts_with("pi-runtime/")));
         model.headers = vec![("User-Agent".into(), "mine".into())];
-        assert_eq!(request_headers(&model, &options).ok().as_ref().and_then(agent).as_deref(), Some("mine"));
+        assert_eq!(
+            request_headers(&model, &LlmContext::default(), &options).ok().as_ref().and_then(agent).as_deref(),
+            Some("mine")
+        );
     }
 }

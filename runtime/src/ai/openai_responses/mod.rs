@@ -10,14 +10,15 @@ mod request;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT};
 use serde_json::Value;
 
+pub(crate) use decode::ResponsesState;
 pub(crate) use ids::short_hash;
 pub use request::build_body;
-pub(crate) use request::{Dialect, build_dialect_body};
+pub(crate) use request::{Dialect, build_dialect_body, convert_messages};
 
-use self::decode::ResponsesState;
 use self::errors::{http_error_message, is_truthy, sdk_error_message};
 use self::request::ResponsesCompat;
 use super::Model;
+use super::github_copilot::dynamic_headers;
 use super::pi15::{apply_user_agent, initial_message, settled_error};
 use super::provider::{ApiProvider, LlmContext, StreamOptions};
 use super::stream::AssistantMessageStream;
@@ -90,7 +91,7 @@ fn build_request(
     let body = build_body(model, context, options);
     HttpRequest::json(
         format!("{}/responses", model.base_url.trim_end_matches('/')),
-        request_headers(model, options)?,
+        request_headers(model, context, options)?,
         &body,
         max_retries,
         options,
@@ -178,9 +179,9 @@ impl StreamDecoder for ResponsesDecoder {
 }
 
 /// Content headers, the call's `user-agent` (pi 1.5's), `Authorization` (when a key is given), the model's
-/// headers, the session headers (`session_id` unless the model's compat turns it off, at level 1.5 always
-/// `session-id`; and `x-client-request-id`), then the call's.
-fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, String> {
+/// headers, GitHub Copilot's conversation headers (for its models), the session headers (`session_id` unless
+/// the model's compat turns it off, at level 1.5 always `session-id`; and `x-client-request-id`), then the call's.
+fn request_headers(model: &Model, context: &LlmContext, options: &StreamOptions) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -190,6 +191,7 @@ fn request_headers(model: &Model, options: &StreamOptions) -> Result<HeaderMap, 
         headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
     }
     apply_headers(&mut headers, &model.headers)?;
+    apply_headers(&mut headers, &dynamic_headers(&model.provider, &context.messages))?;
     if let Some(session_id) = options.session_id.as_deref().filter(|id| !id.is_empty()) {
         let mut session = Vec::new();
         if options.pi_compat.is_v1_5() {
@@ -218,7 +220,7 @@ mod tests {
             headers: vec![("x-team".into(), "call".into())],
             ..StreamOptions::default()
         };
-        let headers = request_headers(&model, &options).map_err(|e| e.to_string());
+        let headers = request_headers(&model, &LlmContext::default(), &options).map_err(|e| e.to_string());
         let headers = headers.as_ref().map_err(String::as_str);
         let get = |name: &str| headers.ok().and_then(|h| h.get(name)).and_then(|v| v.to_str().ok());
         assert_eq!(get("x-team"), Some("call"));
@@ -228,10 +230,31 @@ mod tests {
         assert_eq!(get("x-client-request-id"), Some("s-1"));
 
         model.compat = Some(serde_json::json!({"sendSessionIdHeader": false}));
-        let headers = request_headers(&model, &options).unwrap_or_default();
+        let headers = request_headers(&model, &LlmContext::default(), &options).unwrap_or_default();
         assert_eq!(headers.get("session_id").and_then(|v| v.to_str().ok()), Some("model"));
-        let keyless = request_headers(&Model::new("p", "m", API, "x"), &StreamOptions::default());
+        let keyless =
+            request_headers(&Model::new("p", "m", API, "x"), &LlmContext::default(), &StreamOptions::default());
         assert!(keyless.is_ok_and(|h| h.get("authorization").is_none() && h.get("x-client-request-id").is_none()));
+    }
+
+    #[test]
+    fn copilot_models_carry_the_conversation_headers_below_the_calls() {
+        let mut model = Model::new("github-copilot", "gpt-5.4", API, "https://api.individual.githubcopilot.com");
+        model.headers = vec![("User-Agent".into(), "GitHubCopilotChat/0.35.0".into())];
+        let messages = vec![crate::protocol::Message::User(crate::protocol::UserMessage::text("hi"))];
+        let context = LlmContext { messages, ..LlmContext::default() };
+        let options = StreamOptions {
+            api_key: Some("tid=1".into()),
+            headers: vec![("Openai-Intent".into(), "call".into())],
+            ..StreamOptions::default()
+        };
+        let headers = request_headers(&model, &context, &options).unwrap_or_default();
+        let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        assert_eq!((get("x-initiator"), get("openai-intent")), (Some("user"), Some("call")));
+        assert_eq!((get("user-agent"), get("authorization")), (Some("GitHubCopilotChat/0.35.0"), Some("Bearer tid=1")));
+        model.provider = "openai".into();
+        let plain = request_headers(&model, &context, &options).unwrap_or_default();
+        assert!(plain.get("x-initiator").is_none());
     }
 
     #[test]
@@ -244,7 +267,7 @@ mod tests {
             user_agent: Some("pi/1.5.2 (linux; x64)".into()),
             ..StreamOptions::default()
         };
-        let headers = request_headers(&model, &options).unwrap_or_default();
+        let headers = request_headers(&model, &LlmContext::default(), &options).unwrap_or_default();
         let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         assert_eq!(
             (get("session-id"), get("session_id"), get("x-client-request-id")),

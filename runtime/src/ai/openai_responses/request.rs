@@ -178,6 +178,13 @@ pub(crate) fn convert_input(model: &Model, context: &LlmContext) -> Vec<Value> {
         let role = if model.reasoning { "developer" } else { "system" };
         items.push(json!({"role": role, "content": context.system_prompt}));
     }
+    items.extend(convert_messages(model, context));
+    items
+}
+
+/// The replayed messages as `input` items, without the system prompt (which Codex sends as `instructions`).
+pub(crate) fn convert_messages(model: &Model, context: &LlmContext) -> Vec<Value> {
+    let mut items = Vec::new();
     let renamed = foreign_tool_call_ids(model, &context.messages);
     let normalize = |id: &str| renamed.get(id).cloned().unwrap_or_else(|| normalize_id_part(id));
     // Counts replayed messages (pi's `msgIndex`); it names text items that carry no id.

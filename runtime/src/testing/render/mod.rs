@@ -1,5 +1,5 @@
 //! Renders a scripted completion in the wire format of the API a request asked for, chosen by the
-//! request path: openai-completions, anthropic-messages, openai-responses (Azure's too),
+//! request path: openai-completions, anthropic-messages, openai-responses (Azure's and Codex's too),
 //! google-generative-ai (Vertex AI's too) or bedrock-converse-stream (binary event-stream frames);
 //! mistral-conversations shares the chat-completions path and asks for an event stream.
 
@@ -22,7 +22,7 @@ pub enum MockApi {
     OpenAiCompletions,
     /// `POST {base}/v1/messages`
     AnthropicMessages,
-    /// `POST {base}/responses`
+    /// `POST {base}/responses` (Azure's and ChatGPT Codex's `{base}/codex/responses` too)
     OpenAiResponses,
     /// `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse`; Vertex AI's
     /// `{base}/v1/[projects/{p}/locations/{l}/]publishers/google/models/{model}:streamGenerateContent` too.
@@ -191,6 +191,8 @@ mod tests {
         assert_eq!(MockApi::for_route("/v1/embeddings"), None);
         assert_eq!(MockApi::for_route("/openai/v1/responses"), Some(MockApi::OpenAiResponses), "Azure");
         assert_eq!(MockApi::for_route("/openai/deployments/d/responses"), Some(MockApi::OpenAiResponses));
+        assert_eq!(MockApi::for_route("/codex/responses"), Some(MockApi::OpenAiResponses), "ChatGPT's Codex");
+        assert_eq!(MockApi::for_route("/backend-api/codex/responses"), Some(MockApi::OpenAiResponses));
         let accept = |value: &str| vec![("accept".to_owned(), value.to_owned())];
         let chat = "/v1/chat/completions";
         assert_eq!(MockApi::for_request(chat, &accept("text/event-stream")), Some(MockApi::MistralConversations));
