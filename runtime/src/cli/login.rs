@@ -28,7 +28,7 @@ pub(super) fn run_login_command(definition: &AgentDefinition, args: &[String], l
                 return ExitCode::from(2);
             }
         },
-        None => match choose_provider(logout, &auth_path) {
+        None => match choose_provider(&definition.name, logout, &auth_path) {
             Some(provider) => provider,
             None => return ExitCode::from(1),
         },
@@ -75,7 +75,7 @@ fn provider_ids() -> Vec<&'static str> {
 }
 
 /// Asks on the terminal which provider to log in to (or, for logout, which stored login to remove).
-fn choose_provider(logout: bool, auth_path: &Path) -> Option<SubscriptionProvider> {
+fn choose_provider(agent: &str, logout: bool, auth_path: &Path) -> Option<SubscriptionProvider> {
     let choices: Vec<SubscriptionProvider> = if logout {
         let stored = std::fs::read_to_string(auth_path).ok().and_then(|text| serde_json::from_str(&text).ok());
         let stored: serde_json::Value = stored.unwrap_or_default();
@@ -97,7 +97,11 @@ fn choose_provider(logout: bool, auth_path: &Path) -> Option<SubscriptionProvide
     }
     let _ = write!(stderr, "Number or id: ");
     let _ = stderr.flush();
-    let line = read_line()?;
+    let Some(line) = read_line() else {
+        let command = if logout { "logout" } else { "login" };
+        eprintln!("\nError: no provider was chosen (name one: {agent} {command} <provider>)");
+        return None;
+    };
     let answer = line.trim();
     let chosen = answer
         .parse::<usize>()

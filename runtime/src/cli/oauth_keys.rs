@@ -18,7 +18,7 @@ use crate::ai::oauth::{OAuthCredentials, OAuthError, OAuthServer, SubscriptionPr
 pub enum AuthFileError {
     #[error("cannot use {path}: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("{path} is not valid JSON ({line}:{column}); it was left unchanged")]
+    #[error("{path}:{line}:{column}: not valid JSON; the file was left unchanged (fix it or remove the broken entry)")]
     Invalid { path: String, line: usize, column: usize },
     #[error("{0}")]
     Renewal(#[from] OAuthError),

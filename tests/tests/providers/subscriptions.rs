@@ -118,6 +118,14 @@ async fn login_and_logout_from_the_shell_store_and_remove_a_claude_login() {
     let output = sandbox.run(&binary, &["logout", "anthropic"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(auth_json(&sandbox), json!({"openai": {"type": "api_key", "key": "sk-openai-kept"}}));
+
+    // No provider named and nobody to answer the question; a provider without a login.
+    let unnamed = sandbox.run(&binary, &["login"]).await;
+    assert_eq!(unnamed.status.code(), Some(1));
+    assert!(stderr(&unnamed).contains("pi login <provider>"), "{}", stderr(&unnamed));
+    let unknown = sandbox.run(&binary, &["login", "openai"]).await;
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("\"openai\" has no login"), "{}", stderr(&unknown));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -34,7 +34,11 @@ impl CallbackServer {
     /// Answers requests until one brings a code with the right state.
     pub(crate) async fn wait_for_code(&self) -> CallbackCode {
         loop {
-            let Ok((socket, _)) = self.listener.accept().await else { continue };
+            let Ok((socket, _)) = self.listener.accept().await else {
+                // Out of file descriptors or the like: try again shortly rather than spin.
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            };
             if let Some(code) = self.serve(socket).await {
                 return code;
             }
