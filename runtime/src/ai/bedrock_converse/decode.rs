@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::errors::{ServiceError, stream_exception};
 use crate::ai::Model;
+use crate::ai::blocks::block_end_event;
 use crate::ai::streaming_arguments::StreamingArguments;
 use crate::ai::transport::DecodeError;
 use crate::protocol::{
@@ -183,20 +184,11 @@ impl BedrockDecoder {
         if let Some(AssistantContent::ToolCall(block)) = self.output.content.get_mut(content_index) {
             block.arguments = open.input.value().clone();
         }
-        let partial = self.output.clone();
-        match self.output.content.get(content_index) {
-            Some(AssistantContent::Text(block)) => {
-                events.push(AssistantMessageEvent::TextEnd { content_index, content: block.text.clone(), partial });
-            }
-            Some(AssistantContent::Thinking(block)) => {
-                let content = block.thinking.clone();
-                events.push(AssistantMessageEvent::ThinkingEnd { content_index, content, partial });
-            }
-            Some(AssistantContent::ToolCall(block)) => {
-                let tool_call = block.clone();
-                events.push(AssistantMessageEvent::ToolcallEnd { content_index, tool_call, partial });
-            }
-            None => {}
+        if let Some(AssistantContent::ToolCall(block)) = self.output.content.get(content_index) {
+            let (tool_call, partial) = (block.clone(), self.output.clone());
+            events.push(AssistantMessageEvent::ToolcallEnd { content_index, tool_call, partial });
+        } else {
+            events.extend(block_end_event(&self.output, content_index));
         }
     }
 
