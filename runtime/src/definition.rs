@@ -81,6 +81,12 @@ pub struct AgentDefinition {
     pub context: crate::panels::ContextDefinition,
     /// The YAML's `mcp:`: MCP servers whose tools the agent takes (the user's `mcp.json` files add to them).
     pub mcp: crate::mcp::McpDefinition,
+    /// The YAML's `permissions:`: which tool calls run, wait for approval, or never run (settings.json's
+    /// rules come before these).
+    pub permissions: crate::permissions::PermissionsDefinition,
+    /// The YAML's `model.fallbacks`: `provider/id[:thinking]` models the same request goes to, in order,
+    /// when the model fails with an error that is not retried (or its retries are used up).
+    pub fallback_models: Vec<String>,
 }
 
 /// A file compiled into the binary.
@@ -248,6 +254,8 @@ impl Default for AgentDefinition {
             commands: Vec::new(),
             context: crate::panels::ContextDefinition::default(),
             mcp: crate::mcp::McpDefinition::default(),
+            permissions: crate::permissions::PermissionsDefinition::default(),
+            fallback_models: Vec::new(),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod extension;
 pub mod macro_support;
 pub mod mcp;
 pub mod panels;
+pub mod permissions;
 pub mod prompt;
 pub mod protocol;
 pub mod session;

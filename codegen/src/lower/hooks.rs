@@ -42,7 +42,7 @@ pub fn hook_scripts(spec: &AgentSpec, ctx: &LowerContext) -> Vec<Option<(String,
         .collect()
 }
 
-fn pattern_tokens(runtime: &TokenStream, pattern: &PatternSpec) -> TokenStream {
+pub(super) fn pattern_tokens(runtime: &TokenStream, pattern: &PatternSpec) -> TokenStream {
     let text = pattern.text();
     if pattern.is_regex() {
         quote!(#runtime::extension::TextPattern::Regex(#text.to_owned()))

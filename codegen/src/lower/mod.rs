@@ -5,6 +5,7 @@ mod commands;
 mod context;
 mod hooks;
 mod mcp;
+mod permissions;
 mod resources;
 pub mod rust_tools;
 pub mod system_prompt;
@@ -166,6 +167,8 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
     let commands = commands::commands_tokens(spec, runtime);
     let context = context::context_tokens(spec, runtime);
     let mcp = mcp::mcp_tokens(spec, runtime);
+    let permissions = permissions::permissions_tokens(spec, runtime);
+    let fallback_models = model.map(|m| m.fallbacks.clone()).unwrap_or_default();
     let session = spec.session.as_ref();
     let session_enabled = session.and_then(|s| s.enabled).unwrap_or(true);
     let session_dir = option_string(session.and_then(|s| s.dir.as_deref()));
@@ -218,6 +221,8 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             commands: #commands,
             context: #context,
             mcp: #mcp,
+            permissions: #permissions,
+            fallback_models: vec![#(#fallback_models.to_owned()),*],
         }
     })
 }

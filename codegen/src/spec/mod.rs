@@ -6,6 +6,7 @@ mod compat;
 mod context;
 mod hooks;
 mod mcp;
+mod permissions;
 mod providers;
 mod tools;
 
@@ -24,6 +25,7 @@ pub use hooks::{
 pub use mcp::{
     DEFAULT_MCP_TIMEOUT_SECS, MCP_TOOL_PREFIX, McpServerSpec, McpSpec, is_mcp_server_name, mcp_tool_prefix_key,
 };
+pub use permissions::{PermissionActionSpec, PermissionRuleSpec, PermissionsSpec};
 pub use providers::{CostSpec, ModelEntrySpec, ProviderApi, ProviderSpec, models_json};
 pub use tools::{BUILTIN_TOOLS, BuiltinTool, CustomToolSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, ToolsSpec};
 
@@ -105,6 +107,11 @@ pub struct AgentSpec {
     /// `--pi-compat` and the `piCompat` setting override it.
     #[serde(default)]
     pub pi_compat: Option<PiCompatSpec>,
+    /// Which tool calls run at once, wait for the person's approval (`ask`), or never run (`deny`): rules
+    /// with the hooks' matchers (a pattern on the tool's name, patterns on its arguments), the first match
+    /// winning, and a default for the rest. settings.json's `permissions` rules come first.
+    #[serde(default)]
+    pub permissions: Option<PermissionsSpec>,
 }
 
 /// The default model.
@@ -128,6 +135,10 @@ pub struct ModelSpec {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u64>,
+    /// Models the same request goes to, in order, when the model fails with an error that is not retried or
+    /// its retries are used up: `provider/id` with an optional `:<thinking>` (`--fallback-model` adds more).
+    #[serde(default)]
+    pub fallbacks: Vec<String>,
 }
 
 /// A thinking level, as pi's `--thinking` takes it.

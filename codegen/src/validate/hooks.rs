@@ -23,13 +23,13 @@ pub const BUILTIN_ARGUMENTS: [(&str, &[&str]); 7] = [
 ];
 
 /// The tools a hook may name: the enabled built-ins and the custom tools, with their arguments.
-struct Tools {
+pub(super) struct Tools {
     /// (name, arguments), enabled built-ins first.
     active: Vec<(String, Vec<String>)>,
 }
 
 impl Tools {
-    fn of(spec: &AgentSpec) -> Self {
+    pub(super) fn of(spec: &AgentSpec) -> Self {
         let builtins = builtin_tool_names(spec).into_iter().map(|name| {
             let arguments = builtin_arguments(&name);
             (name, arguments)
@@ -143,19 +143,8 @@ fn check_match(
                 ));
                 return;
             };
-            let arguments = check_tool(tool, &at.key("tool"), tools, out);
-            for (key, _) in entries.filter(|(key, _)| key.as_str() != "tool") {
-                if let Some((name, arguments)) = &arguments
-                    && !arguments.contains(key)
-                {
-                    let hint = match did_you_mean(key, arguments.iter().map(String::as_str)) {
-                        Some(suggestion) => format!("did you mean `{suggestion}`?"),
-                        None if arguments.is_empty() => format!("`{name}` takes no arguments"),
-                        None => format!("its arguments: {}", arguments.join(", ")),
-                    };
-                    out.push(Problem::key(at.key(key.clone()), format!("`{name}` has no argument `{key}`; {hint}")));
-                }
-            }
+            let arguments = entries.filter(|(key, _)| key.as_str() != "tool").map(|(key, _)| key);
+            check_tool_and_arguments(tool, &at.key("tool"), arguments, &at, tools, out);
         }
         HookActionKind::Command => {
             if hook.matches.is_none() {
@@ -213,6 +202,26 @@ fn check_match(
     }
 }
 
+/// Checks a literal tool name (at `tool_at`) and the argument names matched on it (keys under `match_at`).
+pub(super) fn check_tool_and_arguments<'a>(
+    tool: &PatternSpec,
+    tool_at: &YamlPath,
+    arguments: impl Iterator<Item = &'a String>,
+    match_at: &YamlPath,
+    tools: &Tools,
+    out: &mut Vec<Problem>,
+) {
+    let Some((name, known)) = check_tool(tool, tool_at, tools, out) else { return };
+    for key in arguments.filter(|key| !known.contains(key)) {
+        let hint = match did_you_mean(key, known.iter().map(String::as_str)) {
+            Some(suggestion) => format!("did you mean `{suggestion}`?"),
+            None if known.is_empty() => format!("`{name}` takes no arguments"),
+            None => format!("its arguments: {}", known.join(", ")),
+        };
+        out.push(Problem::key(match_at.key(key.clone()), format!("`{name}` has no argument `{key}`; {hint}")));
+    }
+}
+
 /// Checks a literal tool name against the agent's tools; returns the tool's name and arguments when known.
 fn check_tool(
     pattern: &PatternSpec,
@@ -243,7 +252,7 @@ fn check_tool(
 }
 
 /// Where a pattern's text sits: the value itself, or the `glob` / `regex` key's value under it.
-fn pattern_path(pattern: &PatternSpec, at: &YamlPath) -> YamlPath {
+pub(super) fn pattern_path(pattern: &PatternSpec, at: &YamlPath) -> YamlPath {
     match pattern.inner_key() {
         Some(key) => at.key(key),
         None => at.clone(),
@@ -261,7 +270,7 @@ fn check_patterns(hook: &HookSpec, path: &YamlPath, out: &mut Vec<Problem>) {
 }
 
 /// Compiles a pattern as the runtime will; the error reworded for the YAML's author.
-fn compile(pattern: &PatternSpec) -> Result<Option<regex::Regex>, String> {
+pub(super) fn compile(pattern: &PatternSpec) -> Result<Option<regex::Regex>, String> {
     if pattern.is_regex() {
         regex::Regex::new(pattern.text())
             .map(Some)

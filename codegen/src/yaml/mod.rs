@@ -221,3 +221,5 @@ mod tests_context;
 mod tests_hooks;
 #[cfg(test)]
 mod tests_mcp;
+#[cfg(test)]
+mod tests_permissions;

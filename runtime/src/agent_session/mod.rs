@@ -5,6 +5,7 @@ mod auto_retry;
 mod compaction_check;
 mod controls;
 mod dynamic_tools;
+mod fallback;
 mod hooks;
 mod link;
 mod navigation;
@@ -31,6 +32,7 @@ pub use auto_retry::{
 };
 pub use controls::{ContextUsage, SessionNameError, SessionStats, TokenTotals};
 pub use dynamic_tools::{DynamicTools, PromptGate, PromptGateFn};
+pub use fallback::{FallbackChain, FallbackModel, FallbackResolver};
 pub use link::SessionListener;
 pub use navigation::Navigation;
 pub use pipeline::{PromptOptions, StreamingBehavior};

@@ -83,6 +83,8 @@ pub struct AgentSession {
     preferences: Mutex<Option<super::PreferenceStoreHandle>>,
     /// Awaited before the next prompt's run (tools still on their way).
     pub(super) prompt_gate: Mutex<Option<super::dynamic_tools::PromptGateFn>>,
+    /// Models the run moves to when the model fails for good (see [`super::fallback`]).
+    pub(super) fallbacks: Mutex<Option<super::fallback::FallbackChain>>,
     _events: Subscription,
 }
 
@@ -182,6 +184,7 @@ impl AgentSession {
             overflow_recovery_attempted: AtomicBool::new(false),
             preferences: Mutex::new(None),
             prompt_gate: Mutex::new(None),
+            fallbacks: Mutex::new(None),
             _events: events,
         })
     }
@@ -320,7 +323,17 @@ impl AgentSession {
         let on_drop = self.agent.pi_compat().is_v1_5().then(|| self.record_dropped_answer());
         let probe = RetryProbe { settings: self.settings().retry, context_window, state: Arc::default(), on_drop };
         *lock(&self.link.retry_probe) = Some(probe.clone());
-        let outcome = run_with_auto_retry_probed(&self.agent, &probe, self.emit.clone(), &cancel, start).await;
+        let mut outcome = run_with_auto_retry_probed(&self.agent, &probe, self.emit.clone(), &cancel, start).await;
+        let (mut next, mut chosen) = (0, None);
+        while outcome.is_ok() && !cancel.is_cancelled() && self.switch_to_fallback(&mut next, &mut chosen) {
+            let window = self.agent.state().model.map(|model| model.context_window);
+            let probe = RetryProbe { context_window: window, state: Arc::default(), ..probe.clone() };
+            *lock(&self.link.retry_probe) = Some(probe.clone());
+            outcome =
+                run_with_auto_retry_probed(&self.agent, &probe, self.emit.clone(), &cancel, self.agent.continue_())
+                    .await;
+        }
+        self.restore_chosen_model(chosen);
         *lock(&self.link.retry_probe) = None;
         outcome
     }

@@ -109,6 +109,13 @@ pub struct CliArgs {
     /// Whether this run uses the project's own files, once decided (`None`: they are used, as in pi 0.73).
     #[arg(skip)]
     pub project_trusted: Option<bool>,
+    /// Allow every tool call the permissions would ask about, without asking (denied calls stay denied)
+    #[arg(long = "approve-all")]
+    pub approve_all: bool,
+    /// Models to try, in order, when the model fails with an error that is not retried or its retries are
+    /// used up: provider/id with an optional ":<thinking>" (comma-separated or repeated; before the agent's)
+    #[arg(long = "fallback-model", value_name = "provider/id", value_delimiter = ',')]
+    pub fallback_models: Vec<String>,
     /// Disable MCP: no servers start and no MCP tools
     #[arg(long = "no-mcp")]
     pub no_mcp: bool,

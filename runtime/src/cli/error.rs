@@ -49,6 +49,8 @@ pub enum CliError {
     Mcp(String),
     #[error("the agent's hooks cannot start: {0}")]
     Hooks(String),
+    #[error("the permissions cannot be applied: {0}")]
+    Permissions(String),
     #[error("{0}")]
     Session(#[from] crate::session::SessionError),
     #[error("no session found matching '{0}'; sessions of this directory are listed by -r, or pass a file path")]

@@ -165,6 +165,7 @@ pub(super) async fn open_session(prepared: Prepared, emit: SessionEventSink) -> 
         emit,
         extras,
     )?;
+    session.set_fallbacks(prepared.fallbacks);
     if let Some((model, key)) = prepared.summary_model {
         session.set_summary_model(Some((model, Some(key))));
     }

@@ -90,6 +90,16 @@ impl Settings {
         self.global.get(key).and_then(Value::as_str)
     }
 
+    /// A setting as the project file has it (before the merge).
+    pub fn project_value(&self, key: &str) -> Option<&Value> {
+        self.project.get(key)
+    }
+
+    /// A setting as the agent directory's file has it (before the merge).
+    pub fn global_value(&self, key: &str) -> Option<&Value> {
+        self.global.get(key)
+    }
+
     /// The string entries of an array setting in the project file only.
     pub fn project_list(&self, key: &str) -> Vec<String> {
         string_list(&self.project, key)

@@ -55,6 +55,8 @@ pub struct Prepared {
     pub pi_compat: PiCompat,
     /// The subscription logins of auth.json, renewed before requests when they expire.
     pub oauth: Arc<OAuthKeyring>,
+    /// The fallback models (`--fallback-model`, then the YAML's `model.fallbacks`), if any.
+    pub fallbacks: Option<crate::agent_session::FallbackChain>,
 }
 
 /// Resolves everything from files, environment and flags, in the current directory.
@@ -102,6 +104,12 @@ pub(super) fn prepare_in(
     if let Some(run) = &mcp {
         extensions.push(super::mcp::McpCommand { manager: run.manager.clone(), problems: run.problems.clone() });
     }
+    // Permissions come last, so they judge the arguments that will run (after hooks changed them).
+    if let Some(permissions) =
+        super::permissions::permissions_extension(definition, args, &settings, agent_dir, project.as_deref())?
+    {
+        extensions.push(permissions);
+    }
     let extensions = Arc::new(ExtensionRunner::new(extensions, ExtensionContext::detached(cwd)));
     for warning in warnings.iter().chain(&tool_warnings) {
         eprintln!("Warning: {warning}");
@@ -148,6 +156,7 @@ pub(super) fn prepare_in(
         ..AgentOptions::new(registry.clone())
     });
     let session_settings = session_settings(definition, &settings);
+    let fallbacks = super::fallbacks::fallback_chain(definition, args, agent_dir, &settings, &agent.state());
     Ok(Prepared {
         agent,
         resources,
@@ -165,6 +174,7 @@ pub(super) fn prepare_in(
         mcp,
         pi_compat,
         oauth,
+        fallbacks,
     })
 }
 

@@ -183,7 +183,7 @@ fn push_hook(
 }
 
 /// The text of a tool-call argument as patterns see it: strings as they are, anything else as compact JSON.
-fn argument_text(value: &Value) -> std::borrow::Cow<'_, str> {
+pub fn argument_text(value: &Value) -> std::borrow::Cow<'_, str> {
     match value {
         Value::String(text) => std::borrow::Cow::Borrowed(text),
         other => std::borrow::Cow::Owned(other.to_string()),

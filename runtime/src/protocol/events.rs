@@ -334,4 +334,15 @@ pub enum SessionOnlyEvent {
     /// The prompt's work is over: retries and compaction included (pi 1.5; after the last `agent_end`).
     #[serde(rename = "agent_settled")]
     AgentSettled { aborted: bool },
+    /// The run goes on with a fallback model after `from` failed (a pi-gen addition; pi has no fallbacks).
+    /// `skipped` says why the fallback `to` could not be used (the next one is tried).
+    #[serde(rename = "model_fallback")]
+    ModelFallback {
+        from: String,
+        to: String,
+        #[serde(rename = "errorMessage")]
+        error_message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        skipped: Option<String>,
+    },
 }

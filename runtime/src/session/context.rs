@@ -6,6 +6,9 @@ use foldhash::HashMap;
 use std::sync::Arc;
 
 use super::entries::{EntryKind, SessionEntry};
+
+/// The `customType` of the entry recording that a run moved to a fallback model (pi-gen's fallbacks).
+pub const MODEL_FALLBACK_ENTRY: &str = "model_fallback";
 use crate::agent::ConvertToLlmFn;
 use crate::protocol::{
     AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, Message,
@@ -87,11 +90,16 @@ pub(crate) fn build_indexed(
     let mut compaction_at = None;
     let mut thinking_level = None;
     let mut model = None;
+    // Answers of a fallback model (after a `model_fallback` entry, until the next user message) do not
+    // choose the model a resumed session runs on: the user's choice does.
+    let mut on_fallback = false;
     for (position, entry) in path.iter().enumerate() {
         match &entry.kind {
             EntryKind::ThinkingLevelChange { thinking_level: level } => thinking_level = Some(level),
             EntryKind::ModelChange { provider, model_id } => model = Some((provider.as_str(), model_id.as_str())),
-            EntryKind::Message { message: AgentMessage::Assistant(assistant) } => {
+            EntryKind::Custom { custom_type, .. } if custom_type == MODEL_FALLBACK_ENTRY => on_fallback = true,
+            EntryKind::Message { message: AgentMessage::User(_) } => on_fallback = false,
+            EntryKind::Message { message: AgentMessage::Assistant(assistant) } if !on_fallback => {
                 model = Some((assistant.provider.as_str(), assistant.model.as_str()));
             }
             EntryKind::Compaction { .. } => compaction_at = Some(position),

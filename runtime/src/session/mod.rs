@@ -23,8 +23,8 @@ mod tree;
 
 pub use context::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX,
-    DEFAULT_THINKING_LEVEL, SessionContext, bash_execution_to_text, build_session_context, coding_agent_convert_to_llm,
-    convert_to_llm, entry_message, iso_to_ms,
+    DEFAULT_THINKING_LEVEL, MODEL_FALLBACK_ENTRY, SessionContext, bash_execution_to_text, build_session_context,
+    coding_agent_convert_to_llm, convert_to_llm, entry_message, iso_to_ms,
 };
 pub use entries::{CURRENT_SESSION_VERSION, EntryKind, SessionEntry, SessionHeader, SessionTag};
 pub use ids::{iso_timestamp, iso_timestamp_now, new_entry_id, new_session_id};

@@ -157,6 +157,23 @@ fn thinking_level_and_model_come_from_the_latest_entries_on_the_path() {
 }
 
 #[test]
+fn a_fallbacks_answers_do_not_choose_the_model_a_resumed_session_runs_on() {
+    let fallback = EntryKind::Custom { custom_type: MODEL_FALLBACK_ENTRY.into(), data: None };
+    let entries = vec![
+        entry("1", None, EntryKind::ModelChange { provider: "mock".into(), model_id: "chosen".into() }),
+        msg("2", Some("1"), user("u")),
+        msg("3", Some("2"), assistant("failed", "chosen")),
+        entry("4", Some("3"), fallback),
+        msg("5", Some("4"), assistant("a", "backup")),
+        msg("6", Some("5"), user("again")),
+        msg("7", Some("6"), assistant("b", "later")),
+    ];
+    assert_eq!(build_session_context(&entries, Some("5")).model, Some(("mock".into(), "chosen".into())));
+    // The next prompt ran on a model again: its answer counts.
+    assert_eq!(build_session_context(&entries, Some("7")).model, Some(("mock".into(), "later".into())));
+}
+
+#[test]
 fn custom_messages_and_branch_summaries_join_the_context_and_other_entries_do_not() {
     let content = MessageContent::Text("from an extension".into());
     let entries = vec![

@@ -500,6 +500,7 @@ async fn yaml_commands_are_listed_and_run_in_interactive_mode() {
 }
 
 mod login;
+mod permissions;
 mod pi15;
 mod reload;
 mod tree;

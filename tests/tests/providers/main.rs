@@ -158,6 +158,7 @@ async fn faults_end_print_mode_with_a_clear_error_and_exit_code_1() {
 mod azure_mistral;
 mod bedrock;
 mod codex_copilot;
+mod fallbacks;
 mod new_apis;
 mod proxy;
 mod retry_settings;

@@ -87,6 +87,17 @@ impl App {
                     self.transcript.notice(format!("Gave up after {attempt} retries: {error}"), Role::Error);
                 }
             }
+            SessionOnlyEvent::ModelFallback { from, to, error_message, skipped } => match skipped {
+                Some(reason) => {
+                    self.transcript.notice(format!("Fallback model {to} is not usable: {reason}"), Role::Warning);
+                }
+                None => {
+                    // The failed answer gives way to the fallback's, as it does to a retry's.
+                    self.transcript.drop_failed_answer();
+                    let notice = format!("{from} failed ({error_message}); continuing with {to}");
+                    self.transcript.notice(notice, Role::Warning);
+                }
+            },
             _ => {}
         }
     }

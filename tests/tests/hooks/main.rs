@@ -3,6 +3,8 @@
 //! appends to the system prompt for one prompt only and rewrites input; the shaper fixture's command hooks
 //! prune the context every turn and edit the request body, and a failing hook does not stop the run.
 
+mod permissions;
+
 use std::path::Path;
 
 use pi_gen_tests::{Sandbox, agent_binary, build_yaml, stderr, stdout, tool_results, workspace_root};
