@@ -87,6 +87,9 @@ pub struct AgentDefinition {
     /// The YAML's `model.fallbacks`: `provider/id[:thinking]` models the same request goes to, in order,
     /// when the model fails with an error that is not retried (or its retries are used up).
     pub fallback_models: Vec<String>,
+    /// The YAML's `output.schema`, as JSON text (checked at build time): the final answer must be JSON valid
+    /// against it.
+    pub output_schema: Option<String>,
 }
 
 /// A file compiled into the binary.
@@ -256,6 +259,7 @@ impl Default for AgentDefinition {
             mcp: crate::mcp::McpDefinition::default(),
             permissions: crate::permissions::PermissionsDefinition::default(),
             fallback_models: Vec::new(),
+            output_schema: None,
         }
     }
 }

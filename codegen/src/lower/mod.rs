@@ -169,6 +169,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
     let mcp = mcp::mcp_tokens(spec, runtime);
     let permissions = permissions::permissions_tokens(spec, runtime);
     let fallback_models = model.map(|m| m.fallbacks.clone()).unwrap_or_default();
+    let output_schema = option_string(spec.output.as_ref().map(|output| output.schema.to_string()).as_deref());
     let session = spec.session.as_ref();
     let session_enabled = session.and_then(|s| s.enabled).unwrap_or(true);
     let session_dir = option_string(session.and_then(|s| s.dir.as_deref()));
@@ -223,6 +224,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             mcp: #mcp,
             permissions: #permissions,
             fallback_models: vec![#(#fallback_models.to_owned()),*],
+            output_schema: #output_schema,
         }
     })
 }

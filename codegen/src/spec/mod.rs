@@ -112,6 +112,19 @@ pub struct AgentSpec {
     /// winning, and a default for the rest. settings.json's `permissions` rules come first.
     #[serde(default)]
     pub permissions: Option<PermissionsSpec>,
+    /// The form of the final answer: JSON valid against `schema`. APIs with native structured output are
+    /// asked for it; an answer that does not match is sent back once with the errors; print mode prints the
+    /// JSON alone.
+    #[serde(default)]
+    pub output: Option<OutputSpec>,
+}
+
+/// `output:`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// A JSON Schema (checked at build time), e.g. `{ type: object, properties: {...}, required: [...] }`.
+    pub schema: serde_json::Value,
 }
 
 /// The default model.

@@ -64,6 +64,9 @@ pub fn semantic_problems(spec: &AgentSpec, spec_dir: &Path) -> Vec<Problem> {
     mcp::mcp_problems(spec, &mut out);
     permissions::permission_problems(spec, &mut out);
     permissions::fallback_problems(spec, &mut out);
+    if let Some(output) = &spec.output {
+        tools::check_json_schema(&output.schema, &root.key("output").key("schema"), &mut out);
+    }
     if let Some(model) = spec.compaction.as_ref().and_then(|compaction| compaction.model.as_ref())
         && model.split_once('/').is_none_or(|(provider, id)| provider.is_empty() || id.is_empty())
     {

@@ -69,6 +69,19 @@ fn check_parameters(tool: &CustomToolSpec, path: &YamlPath, out: &mut Vec<Proble
         return Some(tool.parameters_schema());
     };
     let at = path.key("parameters");
+    if !check_json_schema(schema, &at, out) {
+        return None;
+    }
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        out.push(Problem::value(at, "tool parameters must be an object schema: `type: object` with `properties`"));
+        return None;
+    }
+    Some(schema.clone())
+}
+
+/// Whether `schema` (written at `at`) is a valid JSON Schema that compiles; the problem is pointed at the
+/// part of it that is wrong.
+pub(super) fn check_json_schema(schema: &Value, at: &YamlPath, out: &mut Vec<Problem>) -> bool {
     if let Err(error) = jsonschema::meta::validate(schema) {
         let inner = YamlPath::from_pointer(error.instance_path().as_str(), schema);
         let last_is_type = matches!(inner.0.last(), Some(crate::problem::Segment::Key(key)) if key == "type");
@@ -85,17 +98,13 @@ fn check_parameters(tool: &CustomToolSpec, path: &YamlPath, out: &mut Vec<Proble
             _ => format!("not a valid JSON Schema: {error}"),
         };
         out.push(Problem::value(full, message));
-        return None;
+        return false;
     }
     if let Err(error) = jsonschema::validator_for(schema) {
-        out.push(Problem::value(at, format!("the JSON Schema does not compile: {error}")));
-        return None;
+        out.push(Problem::value(at.clone(), format!("the JSON Schema does not compile: {error}")));
+        return false;
     }
-    if schema.get("type").and_then(Value::as_str) != Some("object") {
-        out.push(Problem::value(at, "tool parameters must be an object schema: `type: object` with `properties`"));
-        return None;
-    }
-    Some(schema.clone())
+    true
 }
 
 fn check_command(command: &str, parameters: Option<&Value>, path: &YamlPath, out: &mut Vec<Problem>) {

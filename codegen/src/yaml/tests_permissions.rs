@@ -1,4 +1,4 @@
-//! Tests of `permissions:` and `model.fallbacks`: a valid spec parses and lowers; each mistake is located at
+//! Tests of `permissions:`, `model.fallbacks` and `output:`: a valid spec parses and lowers; each mistake is located at
 //! `file:line:col` with its YAML path.
 
 use std::path::Path;
@@ -89,4 +89,18 @@ fn fallbacks_are_provider_slash_id() {
             "agent.yaml:6:7: model.fallbacks[1]: `max` is pi 1.5's level",
         ],
     );
+}
+
+#[test]
+fn the_output_schema_must_be_a_json_schema() {
+    let found = errors_in(
+        Path::new("agent.yaml"),
+        "version: 1\nname: a\noutput:\n  schema:\n    type: object\n    properties:\n      n: { type: integr }\n",
+    );
+    assert_errors(&found, &["agent.yaml:7:18: output.schema.properties.n.type: not a JSON Schema type:"]);
+    let spec = parse_spec(Path::new("agent.yaml"), "version: 1\nname: a\noutput:\n  schema: { type: array }\n")
+        .expect("valid");
+    let ctx = crate::lower::LowerContext::new(Path::new("agent.yaml"));
+    let code = crate::lower::definition_tokens(&spec, &ctx).expect("lowers").to_string();
+    assert!(code.contains(r#"output_schema : :: core :: option :: Option :: Some ("{\"type\":\"array\"}""#), "{code}");
 }

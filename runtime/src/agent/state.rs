@@ -36,6 +36,8 @@ pub struct AgentOptions {
     pub session_id: Option<String>,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
+    /// The JSON Schema the final answer must match (sent natively where the API can).
+    pub response_schema: Option<std::sync::Arc<serde_json::Value>>,
     pub headers: Vec<(String, String)>,
     /// Give up on a model stream that sends nothing for this long (`None`: the provider's default).
     pub idle_timeout: Option<std::time::Duration>,
@@ -72,6 +74,7 @@ impl AgentOptions {
             session_id: None,
             temperature: None,
             max_tokens: None,
+            response_schema: None,
             headers: Vec::new(),
             idle_timeout: None,
             provider_retry: crate::ai::ProviderRetry::default(),

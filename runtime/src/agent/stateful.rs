@@ -396,6 +396,7 @@ impl Agent {
             session_id: options.session_id.clone(),
             temperature: options.temperature,
             max_tokens: options.max_tokens,
+            response_schema: options.response_schema.clone(),
             headers: options.headers.clone(),
             idle_timeout: options.idle_timeout,
             provider_retry: options.provider_retry,

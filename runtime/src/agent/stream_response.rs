@@ -55,6 +55,7 @@ pub(crate) async fn stream_assistant_response(
         reasoning: config.reasoning,
         max_tokens: config.max_tokens,
         temperature: config.temperature,
+        response_schema: config.response_schema.clone(),
         session_id: config.session_id.clone(),
         headers: config.headers.clone(),
         cancel: cancel.clone(),

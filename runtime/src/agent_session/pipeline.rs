@@ -132,6 +132,10 @@ impl AgentSession {
             Ok(()) => self.check_compaction_after_run().await,
             Err(error) => Err(error),
         };
+        let outcome = match outcome {
+            Ok(()) => self.enforce_output_schema().await,
+            Err(error) => Err(error),
+        };
         if self.agent.pi_compat().is_v1_5() {
             let last = self.agent.messages().into_iter().rev().find_map(|message| match message {
                 AgentMessage::Assistant(assistant) => Some(assistant.stop_reason),

@@ -85,6 +85,8 @@ pub struct AgentSession {
     pub(super) prompt_gate: Mutex<Option<super::dynamic_tools::PromptGateFn>>,
     /// Models the run moves to when the model fails for good (see [`super::fallback`]).
     pub(super) fallbacks: Mutex<Option<super::fallback::FallbackChain>>,
+    /// The schema final answers must match (see [`super::structured_output`]).
+    pub(super) output_schema: Mutex<Option<super::structured_output::OutputSchema>>,
     _events: Subscription,
 }
 
@@ -185,6 +187,7 @@ impl AgentSession {
             preferences: Mutex::new(None),
             prompt_gate: Mutex::new(None),
             fallbacks: Mutex::new(None),
+            output_schema: Mutex::new(None),
             _events: events,
         })
     }

@@ -25,6 +25,7 @@ pub mod replay;
 pub mod scripted;
 pub mod stream;
 pub mod streaming_arguments;
+pub mod structured_output;
 mod thinking;
 pub mod transport;
 

@@ -85,6 +85,8 @@ pub struct StreamOptions {
     pub reasoning: Option<ThinkingLevel>,
     pub max_tokens: Option<u64>,
     pub temperature: Option<f64>,
+    /// A JSON Schema the final answer must match: APIs with native structured output are asked for it.
+    pub response_schema: Option<Arc<serde_json::Value>>,
     pub session_id: Option<String>,
     /// Extra headers, applied over the model's.
     pub headers: Vec<(String, String)>,
@@ -110,6 +112,7 @@ impl std::fmt::Debug for StreamOptions {
             .field("reasoning", &self.reasoning)
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
+            .field("response_schema", &self.response_schema.is_some())
             .field("session_id", &self.session_id)
             .field("headers", &self.headers.iter().map(|(name, _)| name).collect::<Vec<_>>())
             .field("idle_timeout", &self.idle_timeout)

@@ -51,6 +51,11 @@ pub enum CliError {
     Hooks(String),
     #[error("the permissions cannot be applied: {0}")]
     Permissions(String),
+    #[error("the output schema is not a usable JSON Schema: {0}")]
+    OutputSchema(String),
+    /// Print mode's final answer still did not match the output schema after the correction.
+    #[error("the final answer does not match the output schema: {0}")]
+    OutputMismatch(String),
     #[error("{0}")]
     Session(#[from] crate::session::SessionError),
     #[error("no session found matching '{0}'; sessions of this directory are listed by -r, or pass a file path")]

@@ -94,6 +94,15 @@ pub async fn run_mode(mode: OutputMode, prepared: Prepared, messages: Vec<String
         return Ok(ExitCode::from(1));
     }
     if mode == OutputMode::Text
+        && let Some(schema) = session.output_schema()
+        && let Some(message) = &last
+    {
+        // The JSON alone, on one line.
+        let value = schema.check_answer(message).map_err(|problems| CliError::OutputMismatch(problems.join("; ")))?;
+        write_raw(&format!("{value}\n"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if mode == OutputMode::Text
         && let Some(message) = last
     {
         let mut out = String::new();
@@ -166,6 +175,7 @@ pub(super) async fn open_session(prepared: Prepared, emit: SessionEventSink) -> 
         extras,
     )?;
     session.set_fallbacks(prepared.fallbacks);
+    session.set_output_schema(prepared.output_schema);
     if let Some((model, key)) = prepared.summary_model {
         session.set_summary_model(Some((model, Some(key))));
     }

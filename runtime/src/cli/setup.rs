@@ -57,6 +57,8 @@ pub struct Prepared {
     pub oauth: Arc<OAuthKeyring>,
     /// The fallback models (`--fallback-model`, then the YAML's `model.fallbacks`), if any.
     pub fallbacks: Option<crate::agent_session::FallbackChain>,
+    /// The schema the final answer must match (the YAML's `output.schema`).
+    pub output_schema: Option<crate::agent_session::OutputSchema>,
 }
 
 /// Resolves everything from files, environment and flags, in the current directory.
@@ -135,6 +137,7 @@ pub(super) fn prepare_in(
     }
     let prompt = prompt_builder(definition, args, agent_dir, cwd, &resources, pi_compat)?;
     let system_prompt = prompt.build(&tools);
+    let output_schema = output_schema(definition)?;
     let agent = Agent::new(AgentOptions {
         model: Some(resolved.model),
         system_prompt,
@@ -145,6 +148,7 @@ pub(super) fn prepare_in(
         tool_execution: definition.tool_execution,
         temperature: definition.temperature,
         max_tokens: definition.max_tokens,
+        response_schema: output_schema.as_ref().map(crate::agent_session::OutputSchema::schema),
         steering_mode: defaults.steering_mode,
         follow_up_mode: defaults.follow_up_mode,
         idle_timeout: stream_idle_timeout(|name| std::env::var(name).ok()),
@@ -175,7 +179,15 @@ pub(super) fn prepare_in(
         pi_compat,
         oauth,
         fallbacks,
+        output_schema,
     })
+}
+
+/// The YAML's output schema, compiled (`pi-gen` checked it; a hand-made definition may still be wrong).
+fn output_schema(definition: &AgentDefinition) -> Result<Option<crate::agent_session::OutputSchema>, CliError> {
+    let Some(text) = definition.output_schema.as_deref() else { return Ok(None) };
+    let schema = serde_json::from_str(text).map_err(|error| CliError::OutputSchema(error.to_string()))?;
+    crate::agent_session::OutputSchema::new(schema).map(Some).map_err(CliError::OutputSchema)
 }
 
 /// The session's retry and compaction settings: the YAML's, with settings.json's fields over them.
@@ -287,7 +299,12 @@ pub(super) fn prompt_builder(
         let parts: Result<Vec<String>, CliError> = args.append_system_prompt.iter().map(|v| text_or_file(v)).collect();
         Some(parts?.join("\n\n"))
     };
-    let append_parts: Vec<String> = [definition.append_system_prompt.clone(), user_append]
+    let output_section = definition
+        .output_schema
+        .as_deref()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .map(|schema| crate::agent_session::OutputSchema::prompt_section(&schema));
+    let append_parts: Vec<String> = [definition.append_system_prompt.clone(), output_section, user_append]
         .into_iter()
         .flatten()
         .filter(|text| !text.trim().is_empty())

@@ -162,6 +162,7 @@ mod fallbacks;
 mod new_apis;
 mod proxy;
 mod retry_settings;
+mod structured_output;
 mod subscriptions;
 mod vertex;
 

@@ -193,6 +193,8 @@ pub(crate) fn build_body_for(
     if let Some(max_tokens) = max_tokens {
         generation.insert("maxOutputTokens".into(), json!(max_tokens));
     }
+    let schema = options.response_schema.as_deref();
+    crate::ai::structured_output::insert_gemini_format(&mut generation, schema, !context.tools.is_empty());
     if let Some(thinking) = thinking_config(model, options.reasoning, &options.thinking_budgets, dialect) {
         generation.insert("thinkingConfig".into(), thinking);
     }

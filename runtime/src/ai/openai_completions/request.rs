@@ -151,6 +151,7 @@ pub fn build_body(model: &Model, context: &LlmContext, options: &StreamOptions) 
     if let Some(temperature) = options.temperature {
         body.insert("temperature".into(), json!(temperature));
     }
+    crate::ai::structured_output::insert_chat_completions_format(&mut body, options.response_schema.as_deref());
     if !context.tools.is_empty() {
         let tools = context.tools.iter().map(|tool| convert_tool(tool, &compat)).collect();
         body.insert("tools".into(), Value::Array(tools));

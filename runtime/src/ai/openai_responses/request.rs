@@ -120,6 +120,7 @@ pub(crate) fn build_dialect_body(
     if model.reasoning {
         insert_reasoning(&mut body, model, options.reasoning, options.pi_compat, openai);
     }
+    crate::ai::structured_output::insert_responses_format(&mut body, options.response_schema.as_deref());
     Value::Object(body)
 }
 
