@@ -28,4 +28,6 @@ pub use results::*;
 pub use runner::{BeforeAgentStartOutcome, ExtensionErrorEvent, ExtensionErrorSink, ExtensionRunner, Extensions};
 pub use session_actions::{SessionAction, SessionActions, SessionActionsHandle};
 pub use session_events::*;
+#[cfg(test)]
+pub(crate) use ui::scripted as ui_scripted;
 pub use ui::{ExtensionUi, ExtensionUiHandle, NotifyLevel, UiRequest, UiResponse, WidgetPlacement};

@@ -170,16 +170,24 @@ impl ExtensionContext {
     }
 }
 
+/// A UI for tests: answers dialogs from a script (last answer first) and records what was asked.
 #[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
+pub(crate) mod scripted {
+    use std::sync::{Arc, Mutex};
 
-    use super::*;
+    use super::{ExtensionUi, UiRequest, UiResponse};
+    use crate::agent::BoxFuture;
 
-    /// Answers from a script and records what was asked.
-    struct ScriptedUi {
-        answers: Mutex<Vec<UiResponse>>,
-        asked: Mutex<Vec<UiRequest>>,
+    pub(crate) struct ScriptedUi {
+        pub answers: Mutex<Vec<UiResponse>>,
+        pub asked: Mutex<Vec<UiRequest>>,
+    }
+
+    impl ScriptedUi {
+        /// A UI that gives `answers` from the last to the first, then cancels.
+        pub(crate) fn new(answers: Vec<UiResponse>) -> Arc<Self> {
+            Arc::new(Self { answers: Mutex::new(answers), asked: Mutex::default() })
+        }
     }
 
     impl ExtensionUi for ScriptedUi {
@@ -189,6 +197,12 @@ mod tests {
             Box::pin(async move { answer })
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scripted::ScriptedUi;
+    use super::*;
 
     #[tokio::test]
     async fn dialogs_reach_the_ui_and_without_one_are_cancelled() {
@@ -197,15 +211,12 @@ mod tests {
         assert_eq!(detached.select("Pick", vec!["a".into()]).await, None);
         assert!(!detached.confirm("Sure?", "really").await);
 
-        let ui = Arc::new(ScriptedUi {
-            answers: Mutex::new(vec![
-                UiResponse::Cancelled,
-                UiResponse::Value("edited".into()),
-                UiResponse::Confirmed(true),
-                UiResponse::Value("b".into()),
-            ]),
-            asked: Mutex::new(Vec::new()),
-        });
+        let ui = ScriptedUi::new(vec![
+            UiResponse::Cancelled,
+            UiResponse::Value("edited".into()),
+            UiResponse::Confirmed(true),
+            UiResponse::Value("b".into()),
+        ]);
         let context = ExtensionContext::detached("/tmp").with_ui(Some(ui.clone()));
         assert!(context.has_ui());
         assert_eq!(context.select("Pick", vec!["a".into(), "b".into()]).await.as_deref(), Some("b"));

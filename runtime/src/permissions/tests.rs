@@ -1,11 +1,9 @@
 //! Tests of the permission rules, their settings form, and the extension's answers with and without a UI.
 
-use std::sync::{Arc, Mutex};
-
 use serde_json::json;
 
 use super::*;
-use crate::agent::BoxFuture;
+use crate::extension::ui_scripted::ScriptedUi;
 use crate::extension::{
     Extension, ExtensionContext, ExtensionUi, ToolCallDecision, ToolCallEvent, UiRequest, UiResponse,
 };
@@ -82,24 +80,6 @@ fn settings_rules_read_like_the_yamls_and_bad_ones_are_reported() {
     );
 }
 
-/// Answers dialogs from a script and records what was asked.
-struct ScriptedUi {
-    answers: Mutex<Vec<UiResponse>>,
-    asked: Mutex<Vec<UiRequest>>,
-}
-
-impl ExtensionUi for ScriptedUi {
-    fn request(&self, request: UiRequest) -> BoxFuture<'static, UiResponse> {
-        self.asked.lock().expect("lock").push(request);
-        let answer = self.answers.lock().expect("lock").pop().unwrap_or(UiResponse::Cancelled);
-        Box::pin(async move { answer })
-    }
-}
-
-fn scripted(answers: Vec<UiResponse>) -> Arc<ScriptedUi> {
-    Arc::new(ScriptedUi { answers: Mutex::new(answers), asked: Mutex::default() })
-}
-
 fn blocked_reason(decision: ToolCallDecision) -> String {
     match decision {
         ToolCallDecision::Block { reason } => reason.unwrap_or_default(),
@@ -156,7 +136,7 @@ async fn the_person_allows_once_always_or_denies() {
     let permissions = Permissions::new(PermissionAction::Ask, &[]).expect("no rules");
     let extension = PermissionsExtension::new(permissions, false, ApprovalDialog::Select);
     // Answers are popped from the end: deny, then always, then once.
-    let ui = scripted(vec![
+    let ui = ScriptedUi::new(vec![
         UiResponse::Value(ALLOW_ONCE_CHOICE.into()),
         UiResponse::Value(ALLOW_ALWAYS_CHOICE.into()),
         UiResponse::Value(DENY_CHOICE.into()),
@@ -190,7 +170,7 @@ async fn the_person_allows_once_always_or_denies() {
 async fn rpc_clients_get_a_confirm() {
     let permissions = Permissions::new(PermissionAction::Ask, &[]).expect("no rules");
     let extension = PermissionsExtension::new(permissions, false, ApprovalDialog::Confirm);
-    let ui = scripted(vec![UiResponse::Confirmed(false), UiResponse::Confirmed(true)]);
+    let ui = ScriptedUi::new(vec![UiResponse::Confirmed(false), UiResponse::Confirmed(true)]);
     let ctx = ExtensionContext::detached("/tmp").with_ui(Some(ui.clone()));
     let read = call("read", json!({"path": "src/main.rs"}));
     assert_eq!(extension.tool_call(&read, &ctx).await.expect("handled"), ToolCallDecision::Allow);
