@@ -4,9 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::extension::ui_scripted::ScriptedUi;
-use crate::extension::{
-    Extension, ExtensionContext, ExtensionUi, ToolCallDecision, ToolCallEvent, UiRequest, UiResponse,
-};
+use crate::extension::{Extension, ExtensionContext, ToolCallDecision, ToolCallEvent, UiRequest, UiResponse};
 
 fn rule(name: &str, tool: &str, arguments: &[(&str, TextPattern)], action: PermissionAction) -> PermissionRule {
     PermissionRule {
