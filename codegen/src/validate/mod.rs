@@ -6,6 +6,7 @@ mod context;
 mod hooks;
 mod mcp;
 mod schema_errors;
+mod subagents;
 mod template_names;
 mod tools;
 
@@ -61,6 +62,7 @@ pub fn semantic_problems(spec: &AgentSpec, spec_dir: &Path) -> Vec<Problem> {
     commands::command_problems(spec, spec_dir, &mut out);
     context::context_problems(spec, &mut out);
     mcp::mcp_problems(spec, &mut out);
+    subagents::subagent_problems(spec, &mut out);
     if let Some(model) = spec.compaction.as_ref().and_then(|compaction| compaction.model.as_ref())
         && model.split_once('/').is_none_or(|(provider, id)| provider.is_empty() || id.is_empty())
     {
