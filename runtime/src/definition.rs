@@ -81,7 +81,25 @@ pub struct AgentDefinition {
     pub context: crate::panels::ContextDefinition,
     /// The YAML's `mcp:`: MCP servers whose tools the agent takes (the user's `mcp.json` files add to them).
     pub mcp: crate::mcp::McpDefinition,
+    /// The YAML's `subagents:`: other agents compiled in, each one a tool of this agent.
+    pub subagents: Vec<SubagentDefinition>,
+    /// How deep sub-agents may nest below this agent (checked at build time, and again at run time).
+    pub max_subagent_depth: u32,
 }
+
+/// A sub-agent: a tool of the parent (`name`, taking `{ task }`) that runs `definition` in-process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// The tool's description (what the sub-agent is good for).
+    pub description: String,
+    /// The sub-agent itself: its own prompt, tools, hooks, resources, model and sub-agents.
+    pub definition: Box<AgentDefinition>,
+}
+
+/// How deep sub-agents nest unless the YAML says otherwise.
+pub const DEFAULT_MAX_SUBAGENT_DEPTH: u32 = 3;
 
 /// A file compiled into the binary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -248,6 +266,8 @@ impl Default for AgentDefinition {
             commands: Vec::new(),
             context: crate::panels::ContextDefinition::default(),
             mcp: crate::mcp::McpDefinition::default(),
+            subagents: Vec::new(),
+            max_subagent_depth: DEFAULT_MAX_SUBAGENT_DEPTH,
         }
     }
 }
