@@ -63,6 +63,11 @@ pub(super) fn load_subagents(
             ));
             continue;
         }
+        if file.exists() && !file.is_file() {
+            let message = format!("{} is not a file; `path` names another agent YAML", file.display());
+            problems.push(Problem::value(at, message));
+            continue;
+        }
         let bytes = match std::fs::read(&file) {
             Ok(bytes) => bytes,
             Err(error) => {

@@ -97,6 +97,14 @@ fn a_missing_file_is_named_with_its_full_path() {
         &[&format!("lead.yaml:5:11: subagents[0].path: cannot read {} (No such file or directory", gone.display())],
     );
     assert!(errors[0].ends_with("; paths are relative to the YAML file"), "{errors:?}");
+    std::fs::create_dir(dir.path().join("gone.yaml")).expect("mkdir");
+    assert_eq!(
+        errors_of(dir.path(), "lead.yaml"),
+        [format!(
+            "lead.yaml:5:11: subagents[0].path: {} is not a file; `path` names another agent YAML",
+            gone.display()
+        )]
+    );
 }
 
 #[test]

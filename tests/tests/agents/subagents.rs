@@ -246,3 +246,26 @@ async fn an_abort_reaches_the_sub_agent_and_its_session_keeps_what_happened() {
     assert_eq!(answer["message"]["stopReason"], "aborted");
     rpc.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_session_the_sub_agent_runs_in_memory_too() {
+    let mock = server(
+        r#"{"responses": [
+            {"toolCalls": [{"id": "call_1", "name": "explore", "arguments": {"task": "Look"}}]},
+            {"text": "Looked."},
+            {"text": "Done."}
+        ]}"#,
+    )
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let output = run_lead(&sandbox, &["--no-session", "--mode", "json", "-p", "Go"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    assert_eq!(tool_results(&mock.requests()[2].body), [("call_1".to_owned(), "Looked.".to_owned())]);
+    let end = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("json"))
+        .find(|line| line["type"] == "tool_execution_end")
+        .expect("the tool's end");
+    assert_eq!(end["result"]["details"]["sessionFile"], Value::Null, "{end}");
+    assert_eq!(sandbox.session_files(), Vec::<PathBuf>::new());
+}
