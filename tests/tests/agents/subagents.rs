@@ -269,3 +269,55 @@ async fn without_a_session_the_sub_agent_runs_in_memory_too() {
     assert_eq!(end["result"]["details"]["sessionFile"], Value::Null, "{end}");
     assert_eq!(sandbox.session_files(), Vec::<PathBuf>::new());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigint_in_json_mode_stops_the_sub_agent_and_its_answer_is_saved_aborted() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mock = server(
+        r#"{"responses": [
+            {"toolCalls": [{"id": "call_1", "name": "explore", "arguments": {"task": "Read everything"}}]},
+            {"text": "I am still reading the whole", "deltaChars": 4, "stallAfter": 3}
+        ]}"#,
+    )
+    .await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let env = lead_env(&sandbox);
+    let env: Vec<(&str, &str)> = env.iter().map(|(key, value)| (*key, value.as_str())).collect();
+    let args = [&MODEL_ARGS[..], &["--mode", "json", "Explore"]].concat();
+    let mut child = sandbox.spawn_piped_env(&agent_binary("lead"), &args, &env);
+    // Nothing more comes on stdin (json mode reads piped stdin to its end before it starts).
+    drop(child.stdin.take());
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    // A hang fails the test instead of blocking it.
+    let within = std::time::Duration::from_secs(30);
+    // Once the sub-agent streams its answer (which then stalls), interrupt the lead.
+    loop {
+        let line = tokio::time::timeout(within, lines.next_line()).await.expect("a line within 30 s").expect("read");
+        let line = line.expect("the run goes on until the sub-agent streams");
+        let event: Value = serde_json::from_str(&line).expect("json");
+        if event["type"] == "tool_execution_update"
+            && event["partialResult"]["details"]["event"]["type"] == "message_update"
+        {
+            break;
+        }
+    }
+    let pid = i32::try_from(child.id().expect("running")).expect("pid");
+    // SAFETY: kill(2) on the child this test started; no memory is involved.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let mut rest = Vec::new();
+    while let Some(line) =
+        tokio::time::timeout(within, lines.next_line()).await.expect("ends within 30 s").expect("read")
+    {
+        rest.push(line);
+    }
+    let status = child.wait().await.expect("exits");
+    assert_eq!(status.code(), Some(130));
+    let (_, nested) = session_files(&sandbox);
+    assert_eq!(nested.len(), 1, "{nested:?}");
+    let answer = entries(&nested[0])
+        .into_iter()
+        .rev()
+        .find(|entry| entry["message"]["role"] == "assistant")
+        .expect("the sub-agent's partial answer is saved");
+    assert_eq!(answer["message"]["stopReason"], "aborted", "after the signal: {rest:?}");
+}
