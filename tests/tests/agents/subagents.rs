@@ -76,7 +76,8 @@ async fn the_sub_agent_runs_with_its_own_prompt_and_its_answer_is_the_tool_resul
              "usage": {"input": 100, "output": 5}},
             {"text": "add is defined in calc.py:1.", "usage": {"input": 200, "output": 7}},
             {"text": "Scout says: calc.py:1.", "usage": {"input": 2000, "output": 20}},
-            {"text": "It reads calc.py.", "usage": {"input": 300, "output": 3}}
+            {"text": "It reads calc.py.", "usage": {"input": 300, "output": 3}},
+            {"text": "Nothing more."}
         ]}"#,
     )
     .await;
@@ -157,7 +158,14 @@ async fn the_sub_agent_runs_with_its_own_prompt_and_its_answer_is_the_tool_resul
     let resumed = &mock.requests()[4].body;
     assert!(system_prompt(resumed).starts_with("You are scout,"), "{resumed}");
     assert_eq!(user_texts(resumed), ["Where is add defined?", "Which file did you read?"]);
-    // The listing of sessions (`--continue`) never picks a sub-agent's file.
+    // `--continue` picks the lead's session (the newer sub-agent file is not listed), and the link entry between
+    // the tool call and its result leaves the conversation as it was.
+    let output = run_lead(&sandbox, &["-c", "-p", "Anything else?"]).await;
+    assert!(output.status.success(), "stderr: {}", stderr(&output));
+    let continued = &mock.requests()[5].body;
+    assert!(system_prompt(continued).starts_with("You are lead,"), "{continued}");
+    assert_eq!(user_texts(continued), ["Find add", "Anything else?"]);
+    assert_eq!(tool_results(continued), [("call_1".to_owned(), "add is defined in calc.py:1.".to_owned())]);
     assert_eq!(session_files(&sandbox).0, lead_file);
 }
 
