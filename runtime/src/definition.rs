@@ -90,7 +90,25 @@ pub struct AgentDefinition {
     /// The YAML's `output.schema`, as JSON text (checked at build time): the final answer must be JSON valid
     /// against it.
     pub output_schema: Option<String>,
+    /// The YAML's `subagents:`: other agents compiled in, each one a tool of this agent.
+    pub subagents: Vec<SubagentDefinition>,
+    /// How deep sub-agents may nest below this agent (checked at build time, and again at run time).
+    pub max_subagent_depth: u32,
 }
+
+/// A sub-agent: a tool of the parent (`name`, taking `{ task }`) that runs `definition` in-process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// The tool's description (what the sub-agent is good for).
+    pub description: String,
+    /// The sub-agent itself: its own prompt, tools, hooks, resources, model and sub-agents.
+    pub definition: Box<AgentDefinition>,
+}
+
+/// How deep sub-agents nest unless the YAML says otherwise.
+pub const DEFAULT_MAX_SUBAGENT_DEPTH: u32 = 3;
 
 /// A file compiled into the binary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,6 +278,8 @@ impl Default for AgentDefinition {
             permissions: crate::permissions::PermissionsDefinition::default(),
             fallback_models: Vec::new(),
             output_schema: None,
+            subagents: Vec::new(),
+            max_subagent_depth: DEFAULT_MAX_SUBAGENT_DEPTH,
         }
     }
 }

@@ -23,5 +23,6 @@ pub mod tools;
 
 pub use definition::{
     AgentDefinition, CommandAction, CommandArgument, CommandDefinition, CustomToolDefinition, CustomToolHandler,
-    EmbeddedFile, EmbeddedResources, SessionDefaults, ToolExecutionMode,
+    DEFAULT_MAX_SUBAGENT_DEPTH, EmbeddedFile, EmbeddedResources, SessionDefaults, SubagentDefinition,
+    ToolExecutionMode,
 };

@@ -7,6 +7,9 @@ use pi_gen_tests::{Sandbox, agent_binary, stderr, stdout, workspace_root};
 use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::Value;
 
+#[path = "agents/subagents.rs"]
+mod subagents;
+
 async fn server(script: &str) -> MockLlmServer {
     let script = MockScript::from_json_str(script).expect("valid script");
     MockLlmServer::start(script).await.expect("mock server starts")

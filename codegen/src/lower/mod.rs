@@ -177,6 +177,8 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
         Some(PiCompatSpec::V1_5) => quote!(#runtime::protocol::PiCompat::V1_5),
         Some(PiCompatSpec::V0_73) | None => quote!(#runtime::protocol::PiCompat::V0_73),
     };
+    let subagents = subagents_tokens(spec, ctx)?;
+    let max_subagent_depth = spec.max_subagent_depth.unwrap_or(crate::spec::DEFAULT_MAX_SUBAGENT_DEPTH);
     let steering_mode = queue_mode(runtime, spec.steering_mode);
     let follow_up_mode = queue_mode(runtime, spec.follow_up_mode);
     Ok(quote! {
@@ -225,8 +227,30 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             permissions: #permissions,
             fallback_models: vec![#(#fallback_models.to_owned()),*],
             output_schema: #output_schema,
+            subagents: #subagents,
+            max_subagent_depth: #max_subagent_depth,
         }
     })
+}
+
+/// The sub-agents' definitions, each lowered from its own file (its resources relative to it).
+fn subagents_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenStream, SpecError> {
+    let runtime = &ctx.runtime;
+    let mut entries = Vec::with_capacity(spec.loaded_subagents.len());
+    for subagent in &spec.loaded_subagents {
+        let child = LowerContext { runtime: runtime.clone(), spec_path: subagent.spec_path.clone() };
+        let definition = definition_tokens(&subagent.spec, &child)?;
+        let name = &subagent.name;
+        let description = &subagent.description;
+        entries.push(quote! {
+            #runtime::SubagentDefinition {
+                name: #name.to_owned(),
+                description: #description.to_owned(),
+                definition: ::std::boxed::Box::new(#definition),
+            }
+        });
+    }
+    Ok(quote!(vec![#(#entries),*]))
 }
 
 /// The complete, formatted `main.rs` of the generated crate.

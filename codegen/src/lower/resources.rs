@@ -181,6 +181,11 @@ pub fn referenced_files(spec: &AgentSpec, ctx: &LowerContext) -> Vec<PathBuf> {
             EmbeddedSource::Text(_) => None,
         }));
     }
+    for subagent in &spec.loaded_subagents {
+        let child = LowerContext { runtime: ctx.runtime.clone(), spec_path: subagent.spec_path.clone() };
+        files.push(subagent.spec_path.clone());
+        files.extend(referenced_files(&subagent.spec, &child));
+    }
     files
 }
 

@@ -131,3 +131,22 @@ fn commands_lower_to_command_definitions() {
     let source = squash(&main_rs(&none, &LowerContext::new(Path::new("a.yaml"))).expect("generates"));
     assert!(source.contains("commands:::std::vec::Vec::new()"), "{source}");
 }
+
+#[test]
+fn sub_agents_are_lowered_from_their_own_files() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents/lead.yaml");
+    let spec = crate::yaml::load_spec(&shipped).expect("agents/lead.yaml is valid");
+    let source = main_rs(&spec, &LowerContext::new(&shipped)).expect("generates");
+    syn::parse_file(&source).expect("the generated code parses");
+    let lead = squash(&source);
+    assert!(lead.contains("max_subagent_depth:2u32"), "{lead}");
+    assert!(lead.contains("subagents:vec![::pi_runtime::SubagentDefinition{name:\"explore\".to_owned(),"), "{lead}");
+    assert!(lead.contains("definition:::std::boxed::Box::new(::pi_runtime::AgentDefinition{name:\"scout\""), "{lead}");
+    assert!(lead.contains("name:\"reviewer\".to_owned()"), "{lead}");
+    // The reviewer's inline templates are embedded under its own name and hash, beside the lead's.
+    assert!(lead.contains("path:\"prompts/inline/review.md\""), "{lead}");
+    // Editing a sub-agent's YAML rebuilds the parent.
+    let tracked = referenced_files(&spec, &LowerContext::new(&shipped));
+    assert!(tracked.iter().any(|path| path.ends_with("agents/scout.yaml")), "{tracked:?}");
+    assert!(tracked.iter().any(|path| path.ends_with("agents/reviewer.yaml")), "{tracked:?}");
+}

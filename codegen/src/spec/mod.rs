@@ -8,6 +8,7 @@ mod hooks;
 mod mcp;
 mod permissions;
 mod providers;
+mod subagents;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ pub use mcp::{
 };
 pub use permissions::{PermissionActionSpec, PermissionRuleSpec, PermissionsSpec};
 pub use providers::{CostSpec, ModelEntrySpec, ProviderApi, ProviderSpec, models_json};
+pub use subagents::{DEFAULT_MAX_SUBAGENT_DEPTH, LoadedSubagent, SubagentSpec, is_tool_name};
 pub use tools::{BUILTIN_TOOLS, BuiltinTool, CustomToolSpec, DEFAULT_TOOLS, ExecutionSpec, HandlerSpec, ToolsSpec};
 
 /// An agent: everything `pi-gen build` needs to produce a standalone binary.
@@ -117,6 +119,20 @@ pub struct AgentSpec {
     /// JSON alone.
     #[serde(default)]
     pub output: Option<OutputSpec>,
+    /// Other agents this one calls as tools: each entry's `name` becomes a tool taking `{ task: string }`
+    /// that runs the agent of `path` (another agent YAML, compiled in) in-process with its own system prompt,
+    /// tools, hooks and model, and answers with its final text. Its session is saved beside this agent's.
+    #[serde(default)]
+    pub subagents: Vec<SubagentSpec>,
+    /// How deep sub-agents may nest below this agent (1: its sub-agents have none of their own). A deeper
+    /// chain, or a cycle, is a build error. Default: 3.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_subagent_depth: Option<u32>,
+    /// The sub-agents with their YAML files read (filled in when the file is loaded).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub loaded_subagents: Vec<LoadedSubagent>,
 }
 
 /// `output:`.

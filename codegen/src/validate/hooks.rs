@@ -22,7 +22,8 @@ pub const BUILTIN_ARGUMENTS: [(&str, &[&str]); 7] = [
     ("ls", &["path", "limit"]),
 ];
 
-/// The tools a hook may name: the enabled built-ins and the custom tools, with their arguments.
+/// The tools a hook or permission rule may name: the enabled built-ins, the custom tools and the sub-agents,
+/// with their arguments.
 pub(super) struct Tools {
     /// (name, arguments), enabled built-ins first.
     active: Vec<(String, Vec<String>)>,
@@ -35,7 +36,9 @@ impl Tools {
             (name, arguments)
         });
         let custom = spec.custom_tools().iter().map(|tool| (tool.name.clone(), tool.parameter_names()));
-        Self { active: builtins.chain(custom).collect() }
+        // A sub-agent is a tool taking `{ task }`.
+        let subagents = spec.subagents.iter().map(|subagent| (subagent.name.clone(), vec!["task".to_owned()]));
+        Self { active: builtins.chain(custom).chain(subagents).collect() }
     }
 
     fn names(&self) -> impl Iterator<Item = &str> {

@@ -7,6 +7,7 @@ mod hooks;
 mod mcp;
 mod permissions;
 mod schema_errors;
+mod subagents;
 mod template_names;
 mod tools;
 
@@ -67,6 +68,7 @@ pub fn semantic_problems(spec: &AgentSpec, spec_dir: &Path) -> Vec<Problem> {
     if let Some(output) = &spec.output {
         tools::check_json_schema(&output.schema, &root.key("output").key("schema"), &mut out);
     }
+    subagents::subagent_problems(spec, &mut out);
     if let Some(model) = spec.compaction.as_ref().and_then(|compaction| compaction.model.as_ref())
         && model.split_once('/').is_none_or(|(provider, id)| provider.is_empty() || id.is_empty())
     {

@@ -8,6 +8,7 @@
 
 mod convert;
 mod locate;
+mod subagents;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -40,7 +41,14 @@ fn not_utf8(path: &Path, bytes: &[u8], error: std::str::Utf8Error) -> SpecError 
 }
 
 /// Parses agent YAML `text` (named `path` in errors; relative paths inside resolve against its directory).
+/// Sub-agents named in `subagents:` are read too (relative to `path`), each problem in one of their files
+/// located in that file.
 pub fn parse_spec(path: &Path, text: &str) -> Result<AgentSpec, SpecError> {
+    parse_in_chain(path, text, &subagents::Chain::default())
+}
+
+/// [`parse_spec`] for a file at `chain`'s place in a tree of sub-agents.
+fn parse_in_chain(path: &Path, text: &str, chain: &subagents::Chain) -> Result<AgentSpec, SpecError> {
     let document: serde_yaml::Value = serde_yaml::from_str(text).map_err(|error| {
         let message = error.to_string();
         let (line, column) = duplicate_key_position(text, &message)
@@ -58,10 +66,12 @@ pub fn parse_spec(path: &Path, text: &str) -> Result<AgentSpec, SpecError> {
     let repairable = schema.iter().all(|found| found.remove.is_some());
     let removals: Vec<YamlPath> = schema.iter().filter_map(|found| found.remove.clone()).collect();
     problems.extend(schema.into_iter().map(|found| found.problem));
-    let spec = if repairable { repaired_spec(&json, &removals) } else { None };
-    if let Some((spec, removed)) = &spec {
+    let mut spec = if repairable { repaired_spec(&json, &removals) } else { None };
+    let mut nested = Vec::new();
+    if let Some((spec, removed)) = &mut spec {
         let spec_dir = path.parent().unwrap_or_else(|| Path::new(""));
-        let semantic = semantic_problems(spec, spec_dir);
+        let mut semantic = semantic_problems(spec, spec_dir);
+        subagents::load_subagents(spec, path, chain, &mut semantic, &mut nested);
         problems.extend(semantic.into_iter().map(|problem| restore_indexes(problem, removed)));
     } else if problems.is_empty() {
         // The schema accepted what serde did not: report it rather than fail silently.
@@ -71,8 +81,12 @@ pub fn parse_spec(path: &Path, text: &str) -> Result<AgentSpec, SpecError> {
     }
     let spec = spec.map(|(spec, _)| spec);
     match spec {
-        Some(spec) if problems.is_empty() => Ok(spec),
-        _ => Err(SpecError::Invalid(locate_all(path, text, problems))),
+        Some(spec) if problems.is_empty() && nested.is_empty() => Ok(spec),
+        _ => {
+            let mut located = locate_all(path, text, problems);
+            located.extend(nested);
+            Err(SpecError::Invalid(located))
+        }
     }
 }
 
@@ -223,3 +237,5 @@ mod tests_hooks;
 mod tests_mcp;
 #[cfg(test)]
 mod tests_permissions;
+#[cfg(test)]
+mod tests_subagents;

@@ -28,6 +28,6 @@ pub use run_loop::{
     AgentEventStream, AgentLoopError, agent_loop, agent_loop_continue, run_agent_loop, run_agent_loop_continue,
 };
 pub use state::{AgentError, AgentOptions, AgentState, PromptInput};
-pub use stateful::{Agent, Subscription};
+pub use stateful::{Agent, Subscription, WeakAgent};
 pub use tool_calls::{BLOCKED_TEXT, SKIPPED_TEXT};
 pub use validation::{ToolArgumentsError, validate_tool_arguments};

@@ -53,6 +53,19 @@ pub struct Agent {
     inner: Arc<Inner>,
 }
 
+/// An [`Agent`] that is not kept alive by this handle.
+#[derive(Clone, Default)]
+pub struct WeakAgent {
+    inner: Weak<Inner>,
+}
+
+impl WeakAgent {
+    /// The agent, while it still exists.
+    pub fn upgrade(&self) -> Option<Agent> {
+        self.inner.upgrade().map(|inner| Agent { inner })
+    }
+}
+
 /// Unsubscribes its listener when dropped (or call [`Subscription::detach`] to keep it forever).
 #[must_use = "dropping the subscription unsubscribes the listener"]
 pub struct Subscription {
@@ -312,6 +325,16 @@ impl Agent {
     /// The per-call key lookup, if one is set (the session's own model calls use it too).
     pub fn get_api_key(&self) -> Option<GetApiKeyFn> {
         lock(&self.inner.settings).get_api_key.clone()
+    }
+
+    /// The key set for the current model, if any (the per-call lookup may still supply another).
+    pub fn api_key(&self) -> Option<String> {
+        lock(&self.inner.settings).api_key.clone()
+    }
+
+    /// A handle that does not keep the agent alive (for tools the agent itself holds).
+    pub fn downgrade(&self) -> WeakAgent {
+        WeakAgent { inner: Arc::downgrade(&self.inner) }
     }
 
     pub fn set_convert_to_llm(&self, convert: Option<ConvertToLlmFn>) {

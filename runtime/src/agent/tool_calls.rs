@@ -364,7 +364,12 @@ fn at_level(mut result: AgentToolResult, is_error: bool, level: PiCompat) -> (Ag
             })
             .collect::<Vec<_>>()
             .join("\n");
-        return (error_result(text), true);
+        // A sub-agent's details stay: they name its session file and what it used.
+        let mut failed = error_result(text);
+        if crate::agent_session::SubagentUsage::from_details(result.details.as_ref()).is_some() {
+            failed.details = result.details;
+        }
+        return (failed, true);
     }
     result.structured_content = None;
     (result, is_error)

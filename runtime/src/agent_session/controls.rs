@@ -263,8 +263,56 @@ fn count_message(stats: &mut SessionStats, message: &AgentMessage) {
             stats.tokens.total += usage.input + usage.output + usage.cache_read + usage.cache_write;
             stats.cost += usage.cost.total;
         }
-        AgentMessage::ToolResult(_) => stats.tool_results += 1,
+        AgentMessage::ToolResult(result) => {
+            stats.tool_results += 1;
+            // A sub-agent's answers are in its own session; its tool result carries what they used.
+            if let Some(usage) = SubagentUsage::from_details(result.details.as_ref()) {
+                stats.tokens.input += usage.input;
+                stats.tokens.output += usage.output;
+                stats.tokens.cache_read += usage.cache_read;
+                stats.tokens.cache_write += usage.cache_write;
+                stats.tokens.total += usage.total_tokens;
+                stats.cost += usage.cost;
+            }
+        }
         _ => {}
+    }
+}
+
+/// What a sub-agent run used (its answers and its own sub-agents'), carried in its tool result's `details`
+/// under [`SubagentUsage::DETAILS_KEY`] so the parent's statistics include it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total_tokens: u64,
+    #[serde(with = "crate::protocol::js_number")]
+    pub cost: f64,
+}
+
+impl SubagentUsage {
+    /// The key of a tool result's `details` that holds a sub-agent's usage.
+    pub const DETAILS_KEY: &'static str = "subagentUsage";
+
+    /// The totals of `stats` (a sub-agent session's).
+    pub fn from_stats(stats: &SessionStats) -> Self {
+        Self {
+            input: stats.tokens.input,
+            output: stats.tokens.output,
+            cache_read: stats.tokens.cache_read,
+            cache_write: stats.tokens.cache_write,
+            total_tokens: stats.tokens.total,
+            cost: stats.cost,
+        }
+    }
+
+    /// The usage a tool result's details carry, if they are a sub-agent's.
+    pub fn from_details(details: Option<&serde_json::Value>) -> Option<Self> {
+        let usage = details?.get(Self::DETAILS_KEY)?;
+        serde_json::from_value(usage.clone()).ok()
     }
 }
 
@@ -276,4 +324,22 @@ pub enum SessionNameError {
     Empty,
     #[error(transparent)]
     Write(SessionError),
+}
+
+#[cfg(test)]
+mod subagent_usage_tests {
+    use super::*;
+
+    #[test]
+    fn a_sub_agents_usage_is_read_from_its_tool_result_details() {
+        let details = serde_json::json!({"agent": "scout", "subagentUsage": {"input": 3, "output": 4, "cacheRead": 5,
+            "cacheWrite": 6, "totalTokens": 18, "cost": 0.25}});
+        let usage = SubagentUsage::from_details(Some(&details)).expect("usage");
+        assert_eq!((usage.input, usage.output, usage.cache_read, usage.cache_write), (3, 4, 5, 6));
+        assert_eq!((usage.total_tokens, usage.cost), (18, 0.25));
+        assert_eq!(SubagentUsage::from_details(Some(&serde_json::json!({"truncation": {}}))), None);
+        assert_eq!(SubagentUsage::from_details(None), None);
+        let written = serde_json::to_value(usage).expect("json");
+        assert_eq!(written["totalTokens"], 18);
+    }
 }

@@ -31,7 +31,7 @@ pub use auto_retry::{
     RetryDecision, RetryProbe, RetrySettings, RetryState, SessionEventSink, run_with_auto_retry,
     run_with_auto_retry_probed,
 };
-pub use controls::{ContextUsage, SessionNameError, SessionStats, TokenTotals};
+pub use controls::{ContextUsage, SessionNameError, SessionStats, SubagentUsage, TokenTotals};
 pub use dynamic_tools::{DynamicTools, PromptGate, PromptGateFn};
 pub use fallback::{FallbackChain, FallbackModel, FallbackResolver};
 pub use link::SessionListener;

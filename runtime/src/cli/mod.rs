@@ -39,6 +39,7 @@ mod settings_store;
 mod settings_types;
 mod setup;
 mod signals;
+pub mod subagents;
 mod text_match;
 pub mod yaml_commands;
 
@@ -161,6 +162,20 @@ fn print_stdout(text: &str) -> ExitCode {
 }
 
 fn run_agent(
+    definition: &AgentDefinition,
+    args: CliArgs,
+    rust_tools: Vec<Arc<dyn AgentTool>>,
+    extensions: Extensions,
+) -> Result<ExitCode, CliError> {
+    // A sub-agent's session continues as that sub-agent (the Rust tools and extensions are the top level's).
+    if let Some(subagent) = subagents::definition_for_session(definition, args.session.as_deref()) {
+        return run_agent_as(&subagent, args, Vec::new(), Extensions::new());
+    }
+    run_agent_as(definition, args, rust_tools, extensions)
+}
+
+/// [`run_agent`] with the agent decided.
+fn run_agent_as(
     definition: &AgentDefinition,
     mut args: CliArgs,
     rust_tools: Vec<Arc<dyn AgentTool>>,

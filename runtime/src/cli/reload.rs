@@ -76,7 +76,7 @@ impl Reloader {
         let (resources, resource_warnings) = collect_resources(definition, args, &self.agent_dir, &self.cwd, &settings);
         warnings.extend(resource_warnings);
         let pi_compat = super::RunDefaults::new(definition, &settings, args.pi_compat).0.pi_compat;
-        let prompt_builder = prompt_builder(definition, args, &self.agent_dir, &self.cwd, &resources, pi_compat)?;
+        let prompt_builder = prompt_builder(definition, args, &self.agent_dir, &self.cwd, &resources, pi_compat, true)?;
         let models = self.catalog(pi_compat, &settings)?;
         Ok(Reloaded {
             resources,

@@ -77,10 +77,50 @@ pub(super) fn prepare_in(
     definition: &AgentDefinition,
     args: &CliArgs,
     rust_tools: Vec<Arc<dyn AgentTool>>,
-    mut extensions: Extensions,
+    extensions: Extensions,
     cwd: &Path,
     agent_dir: &Path,
 ) -> Result<Prepared, CliError> {
+    let placement = Placement::top_level(definition, cwd, agent_dir);
+    prepare_with(definition, args, rust_tools, extensions, placement)
+}
+
+/// Where an agent runs: the top-level agent of the command line, or a sub-agent inside another one.
+pub(super) struct Placement {
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    /// The session to use; `None`: the one the flags choose.
+    pub session: Option<SessionManager>,
+    /// The model, key and thinking level to use; `None`: chosen from flags, session, settings and defaults.
+    pub model: Option<super::resolve::ResolvedModel>,
+    /// Where this agent sits among sub-agents (the top-level agent: depth 0).
+    pub scope: super::subagents::SubagentScope,
+}
+
+impl Placement {
+    fn top_level(definition: &AgentDefinition, cwd: &Path, agent_dir: &Path) -> Self {
+        Self {
+            cwd: cwd.to_path_buf(),
+            agent_dir: agent_dir.to_path_buf(),
+            session: None,
+            model: None,
+            scope: super::subagents::SubagentScope::top_level(definition),
+        }
+    }
+}
+
+/// Prepares `definition` for `placement`: [`prepare_in`] for the top-level agent, and what a sub-agent tool
+/// runs for its agent.
+pub(super) fn prepare_with(
+    definition: &AgentDefinition,
+    args: &CliArgs,
+    rust_tools: Vec<Arc<dyn AgentTool>>,
+    mut extensions: Extensions,
+    placement: Placement,
+) -> Result<Prepared, CliError> {
+    let Placement { cwd, agent_dir, session: given_session, model: given_model, scope } = placement;
+    let (cwd, agent_dir) = (cwd.as_path(), agent_dir.as_path());
+    let top_level = scope.depth == 0;
     // MCP servers start first, so they start while the rest is read.
     let mcp = super::mcp::start_servers(definition, args, agent_dir, cwd);
     let project = args.uses_project_files().then(|| project_dir(definition, cwd));
@@ -93,7 +133,17 @@ pub(super) fn prepare_in(
     let mut environment = tool_environment(cwd, agent_dir, &settings);
     environment.pi_compat = pi_compat;
     // Startup errors in the agent's own tools come before anything is written.
-    let custom_tools = build_custom_tools(definition, rust_tools, &environment)?;
+    let mut custom_tools = build_custom_tools(definition, rust_tools, &environment)?;
+    let parent_link = super::subagents::ParentLink::default();
+    custom_tools.extend(super::subagents::subagent_tools(
+        definition,
+        args,
+        pi_compat,
+        &scope,
+        &parent_link,
+        cwd,
+        agent_dir,
+    ));
     let (tools, tool_warnings) = select_tools(definition, args, &environment, custom_tools);
     extensions.extend(yaml_hooks(definition, agent_dir, &environment)?);
     // The panels strategy builds the request last, so the YAML's `context` hooks see the plain conversation.
@@ -116,7 +166,10 @@ pub(super) fn prepare_in(
     for warning in warnings.iter().chain(&tool_warnings) {
         eprintln!("Warning: {warning}");
     }
-    let mut session = open_session(definition, args, agent_dir, cwd)?;
+    let mut session = match given_session {
+        Some(session) => session,
+        None => open_session(definition, args, agent_dir, cwd)?,
+    };
     // pi 1.5's `--name`: a `session_info` entry now (before the model's), also when the name is unchanged.
     if let Some(name) = &args.name {
         session.append_session_info(name)?;
@@ -124,7 +177,10 @@ pub(super) fn prepare_in(
     for warning in session.take_warnings() {
         eprintln!("Warning: {warning}");
     }
-    let resolved = resolve_with_session(definition, args, agent_dir, &settings, &session)?;
+    let resolved = match given_model {
+        Some(resolved) => resolved,
+        None => resolve_with_session(definition, args, agent_dir, &settings, &session)?,
+    };
     let registry = Arc::new(default_registry());
     let api_key = resolved.api_key.clone();
     let env = |name: &str| std::env::var(name).ok();
@@ -135,7 +191,7 @@ pub(super) fn prepare_in(
     if let Some(mut core) = panels.as_ref().and_then(|core| core.try_lock().ok()) {
         core.library = library_entries(&resources.skills, &resources.templates, &resources.commands);
     }
-    let prompt = prompt_builder(definition, args, agent_dir, cwd, &resources, pi_compat)?;
+    let prompt = prompt_builder(definition, args, agent_dir, cwd, &resources, pi_compat, top_level)?;
     let system_prompt = prompt.build(&tools);
     let output_schema = output_schema(definition)?;
     let agent = Agent::new(AgentOptions {
@@ -159,6 +215,7 @@ pub(super) fn prepare_in(
         user_agent: pi_compat.is_v1_5().then(|| user_agent(definition)),
         ..AgentOptions::new(registry.clone())
     });
+    parent_link.attach(&agent, &extensions);
     let session_settings = session_settings(definition, &settings);
     let fallbacks = super::fallbacks::fallback_chain(definition, args, agent_dir, &settings, &agent.state());
     Ok(Prepared {
@@ -283,12 +340,15 @@ pub(super) fn prompt_builder(
     cwd: &Path,
     resources: &Resources,
     pi_compat: PiCompat,
+    user_prompt_files: bool,
 ) -> Result<SystemPromptBuilder, CliError> {
     // The project's file comes first, in a folder whose files are used.
     let candidates = |name: &str| -> Vec<PathBuf> {
         let project = args.uses_project_files().then(|| project_dir(definition, cwd).join(name));
         project.into_iter().chain([agent_dir.join(name)]).collect()
     };
+    // A sub-agent's prompt is its YAML's own: the SYSTEM.md and APPEND_SYSTEM.md files are the parent's.
+    let candidates = |name: &str| if user_prompt_files { candidates(name) } else { Vec::new() };
     let custom_prompt = match &args.system_prompt {
         Some(value) => Some(text_or_file(value)?),
         None => first_file(&candidates("SYSTEM.md")).or_else(|| definition.system_prompt.clone()),

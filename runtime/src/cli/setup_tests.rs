@@ -59,9 +59,16 @@ fn args(list: &[&str]) -> CliArgs {
 }
 
 fn prompt_of(place: &Place, definition: &AgentDefinition, list: &[&str]) -> String {
-    let builder =
-        prompt_builder(definition, &args(list), &place.agent, &place.cwd, &Resources::default(), Default::default())
-            .expect("ok");
+    let builder = prompt_builder(
+        definition,
+        &args(list),
+        &place.agent,
+        &place.cwd,
+        &Resources::default(),
+        Default::default(),
+        true,
+    )
+    .expect("ok");
     builder.build(&[])
 }
 

@@ -10,7 +10,7 @@
 //! Script JSON (`{"responses":[…]}` or a bare array), one entry per model request:
 //! `{"thinking","thinkingSignature","text","toolCalls":[{"id"?,"name","arguments"}],
 //! "usage":{"input","output","cacheRead"},"finishReason","delayMs","disconnectAfter","stallAfter",
-//! "splitSeed","streamError"}`, or `{"error":{"status","body","headers"}}`, or `{"raw":"<SSE body>"}`.
+//! "splitSeed","streamError","waitForRequests"}`, or `{"error":{"status","body","headers"}}`, or `{"raw":"<SSE body>"}`.
 
 mod bedrock_auth;
 mod render;

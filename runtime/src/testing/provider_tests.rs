@@ -287,3 +287,16 @@ async fn paths_without_v1_and_log_files_work() {
     assert!(!text.contains("mock-key"), "the API key must not be logged");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_answer_can_wait_until_later_requests_arrive() {
+    // The first answer waits for a second request: only two requests in flight at once both get answers.
+    let server = server(r#"[{"text":"first","waitForRequests":2},{"text":"second"}]"#).await;
+    let provider = OpenAiCompletionsProvider::new();
+    let model = model(&server);
+    let (one, two) = tokio::join!(collect(&provider, &model, options()), collect(&provider, &model, options()));
+    let mut texts = vec![final_message(&one).text(), final_message(&two).text()];
+    texts.sort();
+    assert_eq!(texts, ["first", "second"]);
+    server.shutdown().await;
+}

@@ -14,6 +14,8 @@ pub struct MockScript {
 }
 
 /// One scripted answer.
+// A script holds a handful of answers, read once: boxing the completion would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum MockResponse {
@@ -54,6 +56,9 @@ pub struct MockCompletion {
     /// Cut the body at pseudo-random byte positions (seeded) instead of at event boundaries, so
     /// clients must reassemble events split anywhere, even inside a UTF-8 character.
     pub split_seed: Option<u64>,
+    /// Answer only once the server has received this many requests in all (this one included): shows
+    /// that requests run concurrently. After 30 s without them the answer is a 400 error saying so.
+    pub wait_for_requests: Option<usize>,
 }
 
 /// A tool call the mock model makes.
@@ -185,6 +190,7 @@ struct RawResponse {
     stall_after: Option<usize>,
     split_seed: Option<u64>,
     delta_chars: Option<usize>,
+    wait_for_requests: Option<usize>,
     error: Option<RawError>,
     raw: Option<String>,
 }
@@ -227,6 +233,7 @@ impl RawResponse {
             ("stallAfter", self.stall_after.is_some()),
             ("splitSeed", self.split_seed.is_some()),
             ("deltaChars", self.delta_chars.is_some()),
+            ("waitForRequests", self.wait_for_requests.is_some()),
         ];
         set.into_iter().filter(|(_, present)| *present).map(|(key, _)| key).collect()
     }
@@ -287,6 +294,7 @@ impl RawResponse {
             delay_ms: self.delay_ms,
             disconnect_after: self.disconnect_after,
             stream_error: self.stream_error,
+            wait_for_requests: self.wait_for_requests,
         }))
     }
 }

@@ -52,6 +52,8 @@ struct Shared {
     /// Completion requests answered from the script so far.
     served: AtomicUsize,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Woken at every request (for answers that wait for more requests).
+    arrivals: tokio::sync::Notify,
     log_file: Mutex<Option<PathBuf>>,
     oauth: oauth::OAuthState,
     subscriptions: subscriptions::SubscriptionState,
@@ -155,6 +157,7 @@ async fn serve_connection(socket: TcpStream, shared: &Shared) {
     let Ok(Some((request, raw_body))) = read_request(&mut reader).await else { return };
     let request_bytes = request_size(&request.body);
     lock(&shared.requests).push(request.clone());
+    shared.arrivals.notify_waiters();
     let log_file = lock(&shared.log_file).clone();
     if let Some(path) = log_file {
         append_log(&path, &request).await;
@@ -192,6 +195,21 @@ async fn serve_connection(socket: TcpStream, shared: &Shared) {
             match next {
                 Some(response) => {
                     let number = shared.served.fetch_add(1, Ordering::SeqCst) + 1;
+                    let wanted = match &response {
+                        MockResponse::Completion(completion) => completion.wait_for_requests,
+                        _ => None,
+                    };
+                    if let Some(wanted) = wanted
+                        && let Err(seen) = wait_for_requests(shared, wanted).await
+                    {
+                        let message = format!(
+                            "mock LLM server: response {number} waits for {wanted} requests in all; after 30 s \
+                             there were {seen}"
+                        );
+                        write_plain(&mut socket, 400, &[], &error_body(api, 400, &message)).await;
+                        let _ = socket.shutdown().await;
+                        return;
+                    }
                     let model = api.model_name(route, &request.body);
                     serve_scripted(&mut socket, api, response, number, &model, request_bytes).await;
                 }
@@ -310,6 +328,24 @@ async fn serve_scripted(
         }
         MockResponse::RawSse(raw) => {
             stream_frames(socket, vec![raw.into_bytes()], &MockCompletion::default(), content_type).await;
+        }
+    }
+}
+
+/// Waits until `wanted` requests have arrived in all; after 30 s gives up with how many did.
+async fn wait_for_requests(shared: &Shared, wanted: usize) -> Result<(), usize> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        // Registered before the count is read, so an arrival in between still wakes it.
+        let arrival = shared.arrivals.notified();
+        tokio::pin!(arrival);
+        arrival.as_mut().enable();
+        let seen = lock(&shared.requests).len();
+        if seen >= wanted {
+            return Ok(());
+        }
+        if tokio::time::timeout_at(deadline, arrival).await.is_err() {
+            return Err(seen);
         }
     }
 }

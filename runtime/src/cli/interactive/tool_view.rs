@@ -67,6 +67,10 @@ impl ToolView {
                     format!("{pattern} {}", theme.fg(Role::Muted, &format!("in {place}")))
                 }
             }
+            // A sub-agent's call: its task, as text.
+            _ if self.args.as_object().is_some_and(|args| args.len() == 1) && self.args["task"].is_string() => {
+                theme.fg(Role::Accent, &arg("task"))
+            }
             _ => {
                 let compact = if self.args.as_object().is_some_and(serde_json::Map::is_empty) {
                     String::new()

@@ -62,3 +62,10 @@ fn a_quiet_read_shows_only_its_title_once_done_until_expanded() {
     view.state = ToolState::Failed;
     assert!(shown(&view, 40, false).contains("Second line."), "a failure is always shown");
 }
+
+#[test]
+fn a_sub_agent_call_shows_its_task_then_what_it_did_and_said() {
+    let mut view = ToolView::new("1", "explore", json!({"task": "Where is add defined?"}));
+    view.output = "→ read\nadd is in calc.py:1.".to_owned();
+    assert_eq!(shown(&view, 40, false), "\n explore Where is add defined?\n\n → read\n add is in calc.py:1.\n");
+}
