@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::load::SessionError;
 
+/// How long a held lock is tried again before it is another writer's.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// An open session file this process holds the exclusive writer lock on; dropping it releases the lock.
 #[derive(Debug)]
 pub struct LockedSessionFile {
@@ -35,15 +38,24 @@ impl LockedSessionFile {
 
     /// Takes the writer lock on `file`, already open for appending, which is (or is about to become) the
     /// session file `path`.
+    ///
+    /// A lock still held is tried again for a moment before it counts as another writer's: a child process
+    /// forked by another thread (a tool's command) shares this process's open files until it executes its
+    /// program, so a file this process has just closed can look locked for that long.
     pub(super) fn lock(file: File, path: &Path) -> Result<Self, SessionError> {
-        try_lock_exclusive(&file).map_err(|source| {
-            if source.kind() == io::ErrorKind::WouldBlock {
-                SessionError::Locked { path: path.to_owned() }
-            } else {
-                SessionError::io("lock", path, source)
+        let started = std::time::Instant::now();
+        loop {
+            match try_lock_exclusive(&file) {
+                Ok(()) => return Ok(Self { file, path: path.to_owned() }),
+                Err(source) if source.kind() == io::ErrorKind::WouldBlock => {
+                    if started.elapsed() >= LOCK_PATIENCE {
+                        return Err(SessionError::Locked { path: path.to_owned() });
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(source) => return Err(SessionError::io("lock", path, source)),
             }
-        })?;
-        Ok(Self { file, path: path.to_owned() })
+        }
     }
 
     pub fn file(&self) -> &File {
