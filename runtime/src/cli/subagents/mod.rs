@@ -72,7 +72,8 @@ struct ParentRun {
     link: ParentLink,
     cwd: std::path::PathBuf,
     agent_dir: std::path::PathBuf,
-    /// The flags the sub-agent keeps: the parent's pi release, the project-trust decision, `--no-context-files`.
+    /// The flags the sub-agent keeps: the parent's pi release, the project-trust decision, `--no-context-files`,
+    /// and for its permissions `--approve-all` and the mode (RPC clients confirm).
     args: CliArgs,
 }
 
@@ -107,6 +108,8 @@ pub(super) fn subagent_tools(
         pi_compat: Some(pi_compat),
         project_trusted: args.project_trusted,
         no_context_files: args.no_context_files,
+        approve_all: args.approve_all,
+        mode: args.mode,
         ..CliArgs::default()
     };
     let parent =

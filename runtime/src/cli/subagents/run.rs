@@ -72,6 +72,10 @@ impl SubagentRun<'_> {
         };
         let prepared = prepare_with(self.definition, &args, Vec::new(), Extensions::new(), placement)
             .map_err(|error| cannot_start(&error))?;
+        // The sub-agent's own `ask` permissions (and other dialogs) reach the person through the parent's UI.
+        if let Some(ui) = runner.context().ui_handle() {
+            prepared.extensions.set_ui(ui.clone());
+        }
         let (mcp, level) = (prepared.mcp.clone(), prepared.pi_compat);
         let quiet: SessionEventSink = Arc::new(|_| {});
         let session = open_session(prepared, quiet).await.map_err(|error| cannot_start(&error))?;
