@@ -174,6 +174,7 @@ fn io_error(path: &Path, source: std::io::Error) -> AuthFileError {
     AuthFileError::Io { path: path.display().to_string(), source }
 }
 
-#[cfg(test)]
+// The tests renew logins against the mock server of the `testing` feature.
+#[cfg(all(test, feature = "testing"))]
 #[path = "oauth_keys_tests.rs"]
 mod tests;
