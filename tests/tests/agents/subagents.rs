@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_gen_tests::{Sandbox, agent_binary, stderr, stdout, tool_results};
+use pi_runtime::testing::MockLlmServer;
 use serde_json::{Value, json};
 
 use super::{MODEL_ARGS, server};
@@ -38,6 +39,17 @@ fn session_files(sandbox: &Sandbox) -> (PathBuf, Vec<PathBuf>) {
 fn entries(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).expect("session file");
     text.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+/// A lead that calls `explore`, whose answer starts streaming and then stalls (for the abort tests).
+async fn stalling_explore() -> MockLlmServer {
+    server(
+        r#"{"responses": [
+            {"toolCalls": [{"id": "call_1", "name": "explore", "arguments": {"task": "Read everything"}}]},
+            {"text": "I am still reading the whole", "deltaChars": 4, "stallAfter": 3}
+        ]}"#,
+    )
+    .await
 }
 
 fn system_prompt(body: &Value) -> String {
@@ -212,13 +224,7 @@ async fn two_sub_agents_run_at_the_same_time_and_their_usage_counts_for_the_pare
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_abort_reaches_the_sub_agent_and_its_session_keeps_what_happened() {
-    let mock = server(
-        r#"{"responses": [
-            {"toolCalls": [{"id": "call_1", "name": "explore", "arguments": {"task": "Read everything"}}]},
-            {"text": "I am still reading the whole", "deltaChars": 4, "stallAfter": 3}
-        ]}"#,
-    )
-    .await;
+    let mock = stalling_explore().await;
     let sandbox = Sandbox::new(&mock.base_url());
     let env = lead_env(&sandbox);
     let env: Vec<(&str, &str)> = env.iter().map(|(key, value)| (*key, value.as_str())).collect();
@@ -281,13 +287,7 @@ async fn without_a_session_the_sub_agent_runs_in_memory_too() {
 #[tokio::test(flavor = "multi_thread")]
 async fn sigint_in_json_mode_stops_the_sub_agent_and_its_answer_is_saved_aborted() {
     use tokio::io::{AsyncBufReadExt, BufReader};
-    let mock = server(
-        r#"{"responses": [
-            {"toolCalls": [{"id": "call_1", "name": "explore", "arguments": {"task": "Read everything"}}]},
-            {"text": "I am still reading the whole", "deltaChars": 4, "stallAfter": 3}
-        ]}"#,
-    )
-    .await;
+    let mock = stalling_explore().await;
     let sandbox = Sandbox::new(&mock.base_url());
     let env = lead_env(&sandbox);
     let env: Vec<(&str, &str)> = env.iter().map(|(key, value)| (*key, value.as_str())).collect();
