@@ -8,6 +8,7 @@ pub mod ai;
 pub mod cli;
 pub mod compaction;
 pub mod definition;
+pub mod export_html;
 pub mod extension;
 #[doc(hidden)]
 pub mod macro_support;

@@ -9,11 +9,10 @@ mod config_value;
 mod custom_tools;
 mod embedded;
 mod error;
-mod export_html;
 mod fallbacks;
 mod file_lock;
 mod interactive;
-mod list_models;
+pub(crate) mod list_models;
 mod login;
 pub mod mcp;
 mod model_catalog;
@@ -119,7 +118,7 @@ pub fn run_with_extensions(
     }
     if let Some(input) = &args.export {
         let output = args.messages.first().map(String::as_str);
-        return match export_html::export_session_file(&definition.name, std::path::Path::new(input), output) {
+        return match crate::export_html::export_session_file(&definition.name, std::path::Path::new(input), output) {
             Ok(path) => print_stdout(&format!("Exported the session to {path}\n")),
             Err(error) => {
                 eprintln!("Error: {error}");

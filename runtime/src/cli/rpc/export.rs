@@ -1,10 +1,11 @@
-//! RPC `export_html`: the session written as an HTML page, by default `<agent>-session-<file name>.html` in
-//! the working directory (pi's `pi-session-….html` for the pi agent).
+//! RPC `export_html` and `/export`: the running session written as an HTML page, by default
+//! `<agent>-session-<file name>.html` in the working directory (pi's `pi-session-….html` for the pi agent),
+//! with every branch of its tree, the system prompt and the tools in use.
 
 use std::path::Path;
 
 use crate::agent_session::AgentSession;
-use crate::cli::export_html::{ExportInfo, write_session_page};
+use crate::export_html::{ExportInfo, write_session_page};
 use crate::protocol::AgentMessage;
 
 /// Writes the page; returns the path as the client should see it (the default name relative to the
@@ -14,16 +15,40 @@ pub fn export_session(session: &AgentSession, agent_name: &str, output_path: Opt
     if !messages.iter().any(|message| matches!(message, AgentMessage::User(_) | AgentMessage::Assistant(_))) {
         return Err("nothing to export yet: the session has no messages".to_owned());
     }
-    let (header, file_stem) = {
-        let manager = session.manager();
-        let stem = manager
-            .path()
-            .and_then(Path::file_stem)
-            .map_or_else(|| manager.session_id().to_owned(), |stem| stem.to_string_lossy().into_owned());
-        (manager.header().clone(), stem)
-    };
+    let state = session.agent().state();
+    let tools: Vec<(String, String)> =
+        state.tools.iter().map(|tool| (tool.name().to_owned(), tool.description().to_owned())).collect();
     let name = session.session_name();
-    let model = session.agent().state().model.map(|model| format!("{}/{}", model.provider, model.id));
-    let info = ExportInfo { agent: agent_name, header: &header, session_name: name.as_deref(), model };
-    write_session_page(&info, &messages, output_path, &file_stem)
+    let manager = session.manager();
+    let stem = manager
+        .path()
+        .and_then(Path::file_stem)
+        .map_or_else(|| manager.session_id().to_owned(), |stem| stem.to_string_lossy().into_owned());
+    // The file as it is on disk; a session not saved (or not yet written) as the lines it would have.
+    let jsonl = manager.path().and_then(|path| std::fs::read(path).ok()).unwrap_or_else(|| session_lines(&manager));
+    let info = ExportInfo {
+        agent: agent_name,
+        header: manager.header(),
+        entries: manager.entries(),
+        leaf_id: manager.tree().leaf_id(),
+        session_name: name.as_deref(),
+        jsonl: &jsonl,
+        jsonl_name: format!("{stem}.jsonl"),
+        system_prompt: Some(&state.system_prompt).filter(|prompt| !prompt.is_empty()).map(String::as_str),
+        tools,
+    };
+    write_session_page(&info, output_path, &stem)
+}
+
+/// The header and entries as session file lines.
+fn session_lines(manager: &crate::session::SessionManager) -> Vec<u8> {
+    let mut lines = serde_json::to_string(manager.header()).unwrap_or_default();
+    lines.push('\n');
+    for entry in manager.entries() {
+        if let Ok(line) = entry.to_line() {
+            lines.push_str(&line);
+            lines.push('\n');
+        }
+    }
+    lines.into_bytes()
 }
