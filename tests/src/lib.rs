@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use pi_codegen::{BuildRequest, build_agent};
 
+pub mod browser;
 pub mod mcp_servers;
 mod pty;
 mod rpc_client;

@@ -111,6 +111,11 @@ async fn a_prompt_is_acknowledged_then_streamed_and_the_state_reads_back() {
     assert!(name.starts_with("pi-session-") && name.ends_with(".html"), "{name}");
     let page = std::fs::read_to_string(sandbox.work_dir().join(&name)).expect("the page is in the working directory");
     assert!(page.contains("What does the README say?") && page.contains("The README says hello."), "{page}");
+    // Written from the running session: its tree, its system prompt and tools, and its file for download.
+    assert!(page.contains("<script type=\"application/json\" id=\"tree-index\">"), "{page}");
+    assert!(page.contains("<summary>System prompt (") && page.contains("<dt>read</dt>"), "{page}");
+    let stem = sandbox.session_files()[0].file_stem().expect("stem").to_string_lossy().into_owned();
+    assert!(page.contains(&format!("id=\"session-jsonl\" data-name=\"{stem}.jsonl\">")), "{page}");
     let chosen = sandbox.root.path().join("out.html");
     let exported = rpc.call("e2", json!({"type": "export_html", "outputPath": chosen})).await;
     assert_eq!(exported["data"]["path"], chosen.to_string_lossy().as_ref());
