@@ -137,3 +137,32 @@ pub fn screenshot(url: &str, path: &Path, width: u32, height: u32, extra: &[&str
     run_chromium(&[&[window.as_str(), target.as_str()], extra].concat(), url);
     assert!(path.is_file(), "no screenshot at {}", path.display());
 }
+
+/// Runs the Node.js `script` (a file under tests/fixtures) with playwright-core driving Chromium on `url`;
+/// returns the JSON object it prints. `scripts/install-test-tools` installs playwright-core (run here when it
+/// is missing).
+pub fn drive(script: &Path, url: &str, download_dir: &Path) -> serde_json::Value {
+    let root = crate::workspace_root();
+    let playwright = root.join("target/test-tools/node/node_modules/playwright-core");
+    if !playwright.is_dir() {
+        static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _once = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !playwright.is_dir() {
+            let status =
+                Command::new(root.join("scripts/install-test-tools")).status().expect("run install-test-tools");
+            assert!(status.success(), "scripts/install-test-tools failed");
+        }
+    }
+    let output = Command::new("node")
+        .arg(script)
+        .arg(&playwright)
+        .arg(chromium())
+        .arg(url)
+        .arg(download_dir)
+        .env("TZ", "UTC")
+        .output()
+        .expect("run node (Node.js 18 or newer is needed)");
+    assert!(output.status.success(), "{} failed: {}", script.display(), String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|error| panic!("{error}: {}", String::from_utf8_lossy(&output.stdout)))
+}

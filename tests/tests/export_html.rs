@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use pi_gen_tests::browser::{PageServer, dump_dom, screenshot};
+use pi_gen_tests::browser::{PageServer, drive, dump_dom, screenshot};
 use pi_gen_tests::{agent_binary, workspace_root};
 
 fn fixture() -> PathBuf {
@@ -174,4 +174,50 @@ fn screenshots_at_desktop_and_phone_width() {
         }
     }
     assert!(server.requests().iter().all(|path| path == "/page.html"), "{:?}", server.requests());
+}
+
+#[test]
+fn a_reader_clicks_types_toggles_and_downloads() {
+    let server = PageServer::serve(exported_page().to_vec());
+    let downloads = tempfile::tempdir().expect("download dir");
+    let script = workspace_root().join("tests/fixtures/export/drive-page.cjs");
+    let seen = drive(&script, &format!("{}/page.html", server.base), downloads.path());
+    assert_eq!(seen["errors"], serde_json::json!([]), "no script error: {seen}");
+    let page_url = format!("{}/page.html", server.base);
+    assert!(
+        seen["requests"].as_array().unwrap().iter().all(|url| url.as_str().unwrap().starts_with(&page_url)),
+        "{seen}"
+    );
+    assert!(server.requests().iter().all(|path| path == "/page.html"), "{:?}", server.requests());
+
+    let click = &seen["afterClick"];
+    assert_eq!(click["leaf"], "a000000b", "a click opens the newest leaf under the entry: {seen}");
+    assert_eq!(click["target"], "a000000a");
+    assert_eq!(click["imageVisible"], true);
+    assert_eq!(click["frenchVisible"], false);
+    assert_eq!(click["query"], "?leafId=a000000b&targetId=a000000a");
+    assert_eq!(seen["afterKeys"]["target"], "a000000b", "ArrowDown then Enter opens the next row");
+
+    assert_eq!(seen["userRows"], serde_json::json!(["a0000003", "a000000a", "a000000e"]));
+    assert_eq!(seen["allRows"], 16);
+    assert_eq!(seen["searchRows"], serde_json::json!(["a000000e"]));
+    assert_eq!(seen["count"], "1 / 16 entries");
+
+    assert_eq!(seen["thinkingAfterButton"], false);
+    assert_eq!(seen["thinkingAfterKey"], true);
+    assert_eq!(seen["toolOutputAfterKey"], false);
+    assert_eq!(seen["toolOutputAfterButton"], true);
+    assert_eq!(seen["clippedBefore"], true, "60 lines are cut at first: {seen}");
+    assert_eq!(seen["clippedAfter"], false);
+
+    assert_eq!(seen["downloadName"], "branched.jsonl");
+    let downloaded = std::fs::read(downloads.path().join("branched.jsonl")).expect("the download");
+    assert_eq!(downloaded, std::fs::read(fixture()).expect("fixture"), "the session file, byte for byte");
+
+    assert_ne!(seen["lightBackground"], seen["darkBackground"], "{seen}");
+    assert_eq!(seen["darkBackground"], "rgb(23, 25, 28)");
+    assert_eq!(seen["phoneTreeVisible"], false, "{seen}");
+    assert_eq!(seen["phoneOverflow"], false, "nothing wider than a phone");
+    assert_eq!(seen["phoneTreeOpened"], true);
+    assert_eq!(seen["phoneTreeClosed"], true);
 }

@@ -64,7 +64,6 @@ pub fn session_html(info: &ExportInfo<'_>) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"generator\" content=\"{agent} (pi-gen)\">\n<link rel=\"icon\" href=\"data:,\">\n\
          <title>{title} · {agent}</title>\n<style>{STYLE}</style>\n\
-         <noscript><style>.clip pre{{max-height:none}}.more,.copy-link,.needs-script{{display:none}}</style></noscript>\n\
          </head>\n<body class=\"no-script\">\n<div class=\"layout\">\n",
         agent = escape(info.agent),
         title = escape(&title),

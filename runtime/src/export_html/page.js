@@ -130,6 +130,7 @@
     for (const [node, prefix] of rows) {
       const li = document.createElement('li');
       li.dataset.id = node.id;
+      li.tabIndex = 0;
       li.className = `kind-${node.kind}`;
       if (node.toolsOnly) li.classList.add('tools-only');
       if (node.error) li.classList.add('error');
@@ -188,15 +189,30 @@
     return `${location.href.split(/[?#]/)[0]}?${link}`;
   }
 
-  treeEl.addEventListener('click', (event) => {
-    const li = event.target.closest('li[data-id]');
-    if (!li) return;
+  function choose(li) {
     targetId = li.dataset.id;
     leafId = newestLeafUnder(byId.get(targetId)).id;
     renderTree();
     showBranch(true);
     remember();
     body.classList.remove('tree-open');
+  }
+  treeEl.addEventListener('click', (event) => {
+    const li = event.target.closest('li[data-id]');
+    if (li) choose(li);
+  });
+  // The keyboard: Enter opens a row, the arrows move between rows.
+  treeEl.addEventListener('keydown', (event) => {
+    const li = event.target.closest('li[data-id]');
+    if (!li) return;
+    if (event.key === 'Enter') {
+      choose(li);
+      treeEl.querySelector('li.selected')?.focus();
+    }
+    else if (event.key === 'ArrowDown' && li.nextElementSibling) li.nextElementSibling.focus();
+    else if (event.key === 'ArrowUp' && li.previousElementSibling) li.previousElementSibling.focus();
+    else return;
+    event.preventDefault();
   });
 
   const search = document.getElementById('tree-search');

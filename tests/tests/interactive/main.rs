@@ -499,6 +499,7 @@ async fn yaml_commands_are_listed_and_run_in_interactive_mode() {
     quit(&mut agent);
 }
 
+mod export;
 mod login;
 mod permissions;
 mod pi15;
