@@ -87,7 +87,7 @@ fn the_page_renders_in_chromium_with_its_script_and_fetches_nothing() {
     // Markdown rendered, code highlighted, figures counted over both branches.
     assert!(dom.contains("<h2>Summary of notes.md</h2>"));
     assert!(dom.contains("<td>missing.txt</td><td><strong>missing</strong></td>"));
-    assert!(dom.contains("<span class=\"hl-storage hl-type hl-function hl-rust\">fn</span>"));
+    assert!(dom.contains("<span class=\"hl-k\">fn</span> <span class=\"hl-f\">main</span>"));
     assert!(dom.contains("<dt>Messages</dt><dd>3 user, 5 assistant, 2 tool results (1 failed), 1 branch summary</dd>"));
     assert!(dom.contains("<dt>Tokens</dt><dd>↑17.1K ↓327 R12.3K</dd><dt>Cost</dt><dd>$0.019</dd>"));
     // The model's and the user's HTML is text in the DOM, not elements.

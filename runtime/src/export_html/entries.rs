@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::markdown::markdown_html;
+use super::highlight::{HighlightBudget, PAGE_LINE_BUDGET};
+use super::markdown::markdown_within;
 use super::tools::tool_call_html;
 use crate::prompt::escape_xml as escape;
 use crate::protocol::{AgentMessage, AssistantContent, MessageContent, StopReason, ToolResultMessage, UserContent};
@@ -22,6 +23,8 @@ pub struct EntryContext<'a> {
     call_entry_of_result: HashMap<&'a str, &'a str>,
     /// Entry id → its label (the last label entry for it wins; a cleared label removes it).
     labels: HashMap<&'a str, &'a str>,
+    /// What is left of the page's highlighting.
+    budget: HighlightBudget,
 }
 
 impl<'a> EntryContext<'a> {
@@ -58,7 +61,7 @@ impl<'a> EntryContext<'a> {
                 }
             }
         }
-        Self { results, call_entry_of_result, labels }
+        Self { results, call_entry_of_result, labels, budget: HighlightBudget::new(PAGE_LINE_BUDGET) }
     }
 
     pub fn label(&self, id: &str) -> Option<&'a str> {
@@ -109,15 +112,18 @@ impl<'a> EntryContext<'a> {
                 format!(
                     "<details><summary>Earlier conversation compacted ({tokens_before} tokens before)</summary>\
                      <div class=\"md\">{}</div></details>",
-                    markdown_html(summary)
+                    markdown_within(summary, &self.budget)
                 ),
             ),
             EntryKind::BranchSummary { summary, .. } => (
                 "summary branch-summary",
-                format!("<h3>Summary of the branch left behind</h3><div class=\"md\">{}</div>", markdown_html(summary)),
+                format!(
+                    "<h3>Summary of the branch left behind</h3><div class=\"md\">{}</div>",
+                    markdown_within(summary, &self.budget)
+                ),
             ),
             EntryKind::CustomMessage { custom_type, content, display, .. } if *display => {
-                ("custom", format!("<h3>{}</h3>{}", escape(custom_type), content_html(content)))
+                ("custom", format!("<h3>{}</h3>{}", escape(custom_type), content_html(content, &self.budget)))
             }
             EntryKind::SessionInfo { name: Some(name) } => {
                 ("note", format!("<p>Session named <strong>{}</strong></p>", escape(name)))
@@ -132,22 +138,30 @@ impl<'a> EntryContext<'a> {
 
     fn message_body(&self, entry_id: &str, message: &AgentMessage) -> (&'static str, String) {
         match message {
-            AgentMessage::User(user) => ("user", content_html(&user.content)),
+            AgentMessage::User(user) => ("user", content_html(&user.content, &self.budget)),
             AgentMessage::Assistant(answer) => {
                 let mut body = String::new();
                 for block in &answer.content {
                     match block {
                         AssistantContent::Text(text) if !text.text.trim().is_empty() => {
-                            let _ = write!(body, "<div class=\"md\">{}</div>", markdown_html(&text.text));
+                            let _ =
+                                write!(body, "<div class=\"md\">{}</div>", markdown_within(&text.text, &self.budget));
                         }
                         AssistantContent::Text(_) => {}
                         AssistantContent::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
-                            let _ =
-                                write!(body, "<div class=\"thinking md\">{}</div>", markdown_html(&thinking.thinking));
+                            let _ = write!(
+                                body,
+                                "<div class=\"thinking md\">{}</div>",
+                                markdown_within(&thinking.thinking, &self.budget)
+                            );
                         }
                         AssistantContent::Thinking(_) => {}
                         AssistantContent::ToolCall(call) => {
-                            body.push_str(&tool_call_html(call, self.results.get(call.id.as_str()).copied()));
+                            body.push_str(&tool_call_html(
+                                call,
+                                self.results.get(call.id.as_str()).copied(),
+                                &self.budget,
+                            ));
                         }
                     }
                 }
@@ -177,7 +191,7 @@ impl<'a> EntryContext<'a> {
                     let body = format!(
                         "<div class=\"{class}\"><div class=\"tool-head\"><span class=\"tool-name\">{}</span> result</div>{}</div>",
                         escape(&result.tool_name),
-                        blocks_output_html(&result.content, "")
+                        blocks_output_html(&result.content, "", &self.budget)
                     );
                     ("orphan-result", body)
                 }
@@ -199,21 +213,22 @@ impl<'a> EntryContext<'a> {
                 );
                 ("bash", body)
             }
-            AgentMessage::Custom(custom) if custom.display => {
-                ("custom", format!("<h3>{}</h3>{}", escape(&custom.custom_type), content_html(&custom.content)))
-            }
+            AgentMessage::Custom(custom) if custom.display => (
+                "custom",
+                format!("<h3>{}</h3>{}", escape(&custom.custom_type), content_html(&custom.content, &self.budget)),
+            ),
             AgentMessage::CompactionSummary(summary) => (
                 "summary compaction",
                 format!(
                     "<h3>Earlier conversation, summarized</h3><div class=\"md\">{}</div>",
-                    markdown_html(&summary.summary)
+                    markdown_within(&summary.summary, &self.budget)
                 ),
             ),
             AgentMessage::BranchSummary(summary) => (
                 "summary branch-summary",
                 format!(
                     "<h3>Summary of the branch left behind</h3><div class=\"md\">{}</div>",
-                    markdown_html(&summary.summary)
+                    markdown_within(&summary.summary, &self.budget)
                 ),
             ),
             AgentMessage::System(system) => (
@@ -234,15 +249,15 @@ fn clock_time(timestamp: &str) -> String {
 }
 
 /// User-style content: text as markdown, images inline.
-pub fn content_html(content: &MessageContent) -> String {
+pub fn content_html(content: &MessageContent, budget: &HighlightBudget) -> String {
     match content {
-        MessageContent::Text(text) => format!("<div class=\"md\">{}</div>", markdown_html(text)),
+        MessageContent::Text(text) => format!("<div class=\"md\">{}</div>", markdown_within(text, budget)),
         MessageContent::Blocks(blocks) => {
             let mut html = String::new();
             for block in blocks {
                 match block {
                     UserContent::Text(text) => {
-                        let _ = write!(html, "<div class=\"md\">{}</div>", markdown_html(&text.text));
+                        let _ = write!(html, "<div class=\"md\">{}</div>", markdown_within(&text.text, budget));
                     }
                     UserContent::Image(image) => html.push_str(&image_html(&image.mime_type, &image.data)),
                 }
@@ -265,11 +280,12 @@ pub fn image_html(mime_type: &str, data: &str) -> String {
 }
 
 /// A tool's output blocks: text as escaped (or highlighted, given `language`) lines, clipped; images inline.
-pub fn blocks_output_html(blocks: &[UserContent], language: &str) -> String {
+pub fn blocks_output_html(blocks: &[UserContent], language: &str, budget: &HighlightBudget) -> String {
     let text = blocks.iter().filter_map(UserContent::as_text).collect::<Vec<_>>().join("\n");
     let mut html = String::new();
     if !text.is_empty() {
-        let inner = if language.is_empty() { escape(&text) } else { super::highlight::highlight(&text, language) };
+        let inner =
+            if language.is_empty() { escape(&text) } else { super::highlight::highlight(&text, language, budget) };
         html.push_str(&output_html(&inner, text.lines().count(), language));
     }
     for block in blocks {

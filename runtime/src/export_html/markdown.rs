@@ -4,11 +4,16 @@
 
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd, html};
 
-use super::highlight::highlight;
+use super::highlight::{HighlightBudget, PAGE_LINE_BUDGET, highlight};
 use crate::prompt::escape_xml as escape;
 
 /// `markdown` rendered to HTML that neither runs nor loads anything.
 pub fn markdown_html(markdown: &str) -> String {
+    markdown_within(markdown, &HighlightBudget::new(PAGE_LINE_BUDGET))
+}
+
+/// [`markdown_html`], its code highlighted within the page's `budget`.
+pub fn markdown_within(markdown: &str, budget: &HighlightBudget) -> String {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
@@ -24,7 +29,7 @@ pub fn markdown_html(markdown: &str) -> String {
                 Event::Text(text) => body.push_str(&text),
                 Event::End(TagEnd::CodeBlock) => {
                     let (language, body) = code.take().unwrap_or_default();
-                    events.push(Event::Html(code_block_html(&body, &language).into()));
+                    events.push(Event::Html(code_block_html(&body, &language, budget).into()));
                 }
                 _ => {}
             }
@@ -77,7 +82,7 @@ pub fn markdown_html(markdown: &str) -> String {
     }
     // A fence left open at the end of the text still shows its code.
     if let Some((language, body)) = code.take() {
-        events.push(Event::Html(code_block_html(&body, &language).into()));
+        events.push(Event::Html(code_block_html(&body, &language, budget).into()));
     }
     let mut out = String::with_capacity(markdown.len() * 3 / 2 + 64);
     html::push_html(&mut out, events.into_iter());
@@ -85,10 +90,10 @@ pub fn markdown_html(markdown: &str) -> String {
 }
 
 /// A block of code: highlighted by `language` when it names a grammar, with the language shown.
-pub fn code_block_html(code: &str, language: &str) -> String {
+pub fn code_block_html(code: &str, language: &str, budget: &HighlightBudget) -> String {
     let language = language.split_whitespace().next().unwrap_or_default();
     let label = if language.is_empty() { String::new() } else { format!(" data-language=\"{}\"", escape(language)) };
-    format!("<pre class=\"code\"{label}><code>{}</code></pre>", highlight(code, language))
+    format!("<pre class=\"code\"{label}><code>{}</code></pre>", highlight(code, language, budget))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -166,7 +171,7 @@ mod tests {
     fn fenced_code_is_highlighted_and_an_unclosed_fence_still_shows() {
         let html = markdown_html("```rust\nlet x = 1;\n```\n\n```\n<b>plain</b>\n");
         assert!(
-            html.contains("<pre class=\"code\" data-language=\"rust\"><code><span class=\"hl-source hl-rust\">"),
+            html.contains("<pre class=\"code\" data-language=\"rust\"><code><span class=\"hl-k\">let</span>"),
             "{html}"
         );
         assert!(html.contains("<pre class=\"code\"><code>&lt;b&gt;plain&lt;/b&gt;\n</code></pre>"), "{html}");

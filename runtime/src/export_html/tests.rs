@@ -84,7 +84,7 @@ fn markdown_code_and_tools_are_rendered() {
     let (page, _) = fixture_page();
     assert!(page.contains("<h2>Summary of notes.md</h2>"));
     assert!(page.contains("<table>"));
-    assert!(page.contains("<pre class=\"code\" data-language=\"rust\"><code><span class=\"hl-source hl-rust\">"));
+    assert!(page.contains("<pre class=\"code\" data-language=\"rust\"><code><span class=\"hl-k\">fn</span>"));
     assert!(page.contains("<pre class=\"code\" data-language=\"python\">"));
     assert!(page.contains("<span class=\"tool-name\">read</span> <span class=\"path\">notes.md</span>"));
     assert!(page.contains("<div class=\"output clip\" data-lines=\"60\">"), "60 lines are clipped");

@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::entries::{blocks_output_html, output_html};
-use super::highlight::{highlight, language_of_path};
+use super::highlight::{HighlightBudget, highlight, language_of_path};
 use crate::prompt::escape_xml as escape;
 use crate::protocol::{ToolCall, ToolResultMessage, UserContent};
 
 /// The call with its result (or a note that none was recorded).
-pub fn tool_call_html(call: &ToolCall, result: Option<&ToolResultMessage>) -> String {
+pub fn tool_call_html(call: &ToolCall, result: Option<&ToolResultMessage>, budget: &HighlightBudget) -> String {
     let args = &call.arguments;
     let text_arg = |name: &str| args.get(name).and_then(Value::as_str).unwrap_or_default();
     let path = text_arg("path");
@@ -34,8 +34,11 @@ pub fn tool_call_html(call: &ToolCall, result: Option<&ToolResultMessage>) -> St
     let mut shown_arguments = String::new();
     match call.name.as_str() {
         "bash" => {
-            let _ =
-                write!(html, "<span class=\"prompt\">$</span> <code>{}</code>", highlight(text_arg("command"), "bash"));
+            let _ = write!(
+                html,
+                "<span class=\"prompt\">$</span> <code>{}</code>",
+                highlight(text_arg("command"), "bash", budget)
+            );
             if let Some(timeout) = args.get("timeout").and_then(Value::as_u64) {
                 let _ = write!(html, " <span class=\"tool-extra\">timeout {timeout}s</span>");
             }
@@ -53,7 +56,7 @@ pub fn tool_call_html(call: &ToolCall, result: Option<&ToolResultMessage>) -> St
         "write" => {
             let _ = write!(html, "<span class=\"tool-name\">write</span> <span class=\"path\">{}</span>", escape(path));
             let content = text_arg("content");
-            shown_arguments = output_html(&highlight(content, &language), content.lines().count(), &language);
+            shown_arguments = output_html(&highlight(content, &language, budget), content.lines().count(), &language);
         }
         "edit" => {
             let _ = write!(html, "<span class=\"tool-name\">edit</span> <span class=\"path\">{}</span>", escape(path));
@@ -63,7 +66,7 @@ pub fn tool_call_html(call: &ToolCall, result: Option<&ToolResultMessage>) -> St
                 .and_then(Value::as_str);
             shown_arguments = match diff {
                 Some(diff) => output_html(&diff_html(diff), diff.lines().count(), "diff"),
-                None => arguments_html(args),
+                None => arguments_html(args, budget),
             };
         }
         "grep" | "find" | "ls" => {
@@ -77,7 +80,7 @@ pub fn tool_call_html(call: &ToolCall, result: Option<&ToolResultMessage>) -> St
         name => {
             let _ = write!(html, "<span class=\"tool-name\">{}</span>", escape(name));
             if args.as_object().is_some_and(|map| !map.is_empty()) {
-                shown_arguments = arguments_html(args);
+                shown_arguments = arguments_html(args, budget);
             }
         }
     }
@@ -91,7 +94,7 @@ pub fn tool_call_html(call: &ToolCall, result: Option<&ToolResultMessage>) -> St
                 let _ = write!(
                     html,
                     "<div class=\"result\">{}</div>",
-                    blocks_output_html(&result.content, output_language)
+                    blocks_output_html(&result.content, output_language, budget)
                 );
             }
         }
@@ -102,9 +105,9 @@ pub fn tool_call_html(call: &ToolCall, result: Option<&ToolResultMessage>) -> St
 }
 
 /// The arguments as highlighted JSON.
-fn arguments_html(arguments: &Value) -> String {
+fn arguments_html(arguments: &Value, budget: &HighlightBudget) -> String {
     let pretty = serde_json::to_string_pretty(arguments).unwrap_or_default();
-    format!("<div class=\"arguments\"><pre>{}</pre></div>", highlight(&pretty, "json"))
+    format!("<div class=\"arguments\"><pre>{}</pre></div>", highlight(&pretty, "json", budget))
 }
 
 /// pi's edit diff (` 1 kept`, `-2 removed`, `+2 added`, `  …`) with each line marked.

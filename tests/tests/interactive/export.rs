@@ -33,7 +33,7 @@ async fn slash_export_writes_the_page_of_the_running_session() {
     let server = PageServer::serve(page);
     let dom = dump_dom(&format!("{}/page.html", server.base), &[]);
     assert_eq!(server.requests(), ["/page.html"]);
-    assert!(dom.contains("<span class=\"hl-keyword hl-declaration hl-function hl-python\">def</span>"), "{dom}");
+    assert!(dom.contains("<span class=\"hl-k\">def</span> <span class=\"hl-f\">greet</span>"), "{dom}");
     assert!(dom.contains("<strong>Done</strong>, &lt;b&gt;really&lt;/b&gt;."), "{dom}");
     assert!(dom.contains("<summary>System prompt ("), "the running session's prompt is in the page");
     let tree = dom.split("<ol id=\"tree\">").nth(1).expect("the tree").split("</ol>").next().unwrap_or_default();
