@@ -108,7 +108,12 @@ fn the_page_renders_in_chromium_with_its_script_and_fetches_nothing() {
 
 #[test]
 fn a_link_to_an_entry_opens_its_branch() {
-    let (dom, _) = open("?targetId=a000000a", &[]);
+    // Opened as a saved file is: from file://, with the entry in the address.
+    let saved = tempfile::tempdir().expect("scratch");
+    let path = saved.path().join("shared session.html");
+    std::fs::write(&path, exported_page()).expect("save the page");
+    let url = format!("file://{}?targetId=a000000a", path.display().to_string().replace(' ', "%20"));
+    let dom = dump_dom(&url, &[]);
     // The newest leaf under the picture question is its answer; that branch is shown instead.
     assert!(dom.contains("data-leaf=\"a000000b\" data-target=\"a000000a\""), "{}", &dom[..2000]);
     assert!(!tag(&dom, "entry-a000000a").contains(" hidden="));

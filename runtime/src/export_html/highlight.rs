@@ -63,6 +63,8 @@ fn scope_classes() -> &'static [(Scope, &'static str)] {
             ("entity.name.function", "f"),
             ("support.function", "f"),
             ("variable.function", "f"),
+            ("support.macro", "f"),
+            ("entity.name.macro", "f"),
             ("entity.name.type", "t"),
             ("entity.name.class", "t"),
             ("entity.name.struct", "t"),
