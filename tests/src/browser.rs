@@ -23,13 +23,7 @@ pub fn chromium() -> PathBuf {
         return found;
     }
     // A plain `cargo test` on a new machine: install it as the README's test command would.
-    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _once = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if find().is_none() {
-        let script = crate::workspace_root().join("scripts/install-test-tools");
-        let status = Command::new(&script).status().expect("run scripts/install-test-tools");
-        assert!(status.success(), "scripts/install-test-tools failed");
-    }
+    crate::install_test_tools();
     if let Some(found) = find() {
         return found;
     }
@@ -145,13 +139,7 @@ pub fn drive(script: &Path, url: &str, download_dir: &Path) -> serde_json::Value
     let root = crate::workspace_root();
     let playwright = root.join("target/test-tools/node/node_modules/playwright-core");
     if !playwright.is_dir() {
-        static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _once = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !playwright.is_dir() {
-            let status =
-                Command::new(root.join("scripts/install-test-tools")).status().expect("run install-test-tools");
-            assert!(status.success(), "scripts/install-test-tools failed");
-        }
+        crate::install_test_tools();
     }
     let output = Command::new("node")
         .arg(script)

@@ -20,6 +20,35 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
+/// Runs scripts/install-test-tools once per test process (Chromium, playwright-core, the MCP venv): it
+/// returns at once when everything is current, and parallel runs wait for each other on its locks. Panics
+/// (failing the test, never skipping it) when the install fails.
+pub fn install_test_tools() {
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    let installed = INSTALLED.get_or_init(|| {
+        let root = workspace_root();
+        let script = root.join("scripts").join("install-test-tools");
+        let output = std::process::Command::new("bash")
+            .arg(&script)
+            .current_dir(&root)
+            .output()
+            .map_err(|error| format!("cannot run {}: {error}", script.display()))?;
+        if !output.status.success() {
+            return Err(format!(
+                "{} failed ({}):\n{}{}",
+                script.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        Ok(())
+    });
+    if let Err(message) = installed {
+        panic!("{message}");
+    }
+}
+
 /// Builds `agents/<name>.yaml` (once per test process) and returns the binary's path.
 pub fn agent_binary(name: &str) -> PathBuf {
     static BUILT: OnceLock<std::sync::Mutex<Vec<(String, PathBuf)>>> = OnceLock::new();

@@ -7,7 +7,6 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -40,30 +39,8 @@ pub fn python_server_script() -> PathBuf {
 /// process: it returns at once when the venv is current, and parallel runs wait for each other on its
 /// lock. Panics (failing the test, never skipping it) when the install fails.
 pub fn python_mcp() -> PathBuf {
-    static INSTALLED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let installed = INSTALLED.get_or_init(|| {
-        let root = workspace_root();
-        let script = root.join("scripts").join("install-test-tools");
-        let output = Command::new("bash")
-            .arg(&script)
-            .current_dir(&root)
-            .output()
-            .map_err(|error| format!("cannot run {}: {error}", script.display()))?;
-        if !output.status.success() {
-            return Err(format!(
-                "{} failed ({}); the MCP tests need it:\n{}{}",
-                script.display(),
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            ));
-        }
-        Ok(root.join("target").join("test-tools").join("mcp-venv").join("bin").join("python"))
-    });
-    match installed {
-        Ok(python) => python.clone(),
-        Err(message) => panic!("{message}"),
-    }
+    crate::install_test_tools();
+    workspace_root().join("target").join("test-tools").join("mcp-venv").join("bin").join("python")
 }
 
 /// A command that runs `mcp-test-server` (stdio unless `args` has `--http ADDR`).

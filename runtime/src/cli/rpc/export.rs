@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::agent_session::AgentSession;
 use crate::export_html::{ExportInfo, write_session_page};
 use crate::protocol::AgentMessage;
+use crate::session::session_text;
 
 /// Writes the page; returns the path as the client should see it (the default name relative to the
 /// working directory, a given path as given).
@@ -25,7 +26,10 @@ pub fn export_session(session: &AgentSession, agent_name: &str, output_path: Opt
         .and_then(Path::file_stem)
         .map_or_else(|| manager.session_id().to_owned(), |stem| stem.to_string_lossy().into_owned());
     // The file as it is on disk; a session not saved (or not yet written) as the lines it would have.
-    let jsonl = manager.path().and_then(|path| std::fs::read(path).ok()).unwrap_or_else(|| session_lines(&manager));
+    let jsonl = manager
+        .path()
+        .and_then(|path| std::fs::read(path).ok())
+        .unwrap_or_else(|| session_text(manager.header(), manager.entries()).unwrap_or_default().into_bytes());
     let info = ExportInfo {
         agent: agent_name,
         header: manager.header(),
@@ -38,17 +42,4 @@ pub fn export_session(session: &AgentSession, agent_name: &str, output_path: Opt
         tools,
     };
     write_session_page(&info, output_path, &stem)
-}
-
-/// The header and entries as session file lines.
-fn session_lines(manager: &crate::session::SessionManager) -> Vec<u8> {
-    let mut lines = serde_json::to_string(manager.header()).unwrap_or_default();
-    lines.push('\n');
-    for entry in manager.entries() {
-        if let Ok(line) = entry.to_line() {
-            lines.push_str(&line);
-            lines.push('\n');
-        }
-    }
-    lines.into_bytes()
 }
