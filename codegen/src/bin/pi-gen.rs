@@ -1,4 +1,5 @@
-//! `pi-gen`: build agents from YAML, check agent files, and run the scripted mock LLM server.
+//! `pi-gen`: build agents from YAML, check agent files, run an agent (against a real or the scripted model),
+//! test it, and serve the scripted mock LLM.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,9 +49,33 @@ enum Commands {
         /// Build with optimizations
         #[arg(long)]
         release: bool,
+        /// Answer with this scripted model (mock-llm's script format) instead of a real one: the agent gets a
+        /// scratch agent directory whose models.json points at the mock
+        #[arg(long, value_name = "SCRIPT")]
+        mock: Option<PathBuf>,
+        /// With --mock: append every request the model gets as one JSON line to this file
+        #[arg(long, value_name = "FILE", requires = "mock")]
+        log: Option<PathBuf>,
         /// Arguments for the agent, after `--`
         #[arg(last = true)]
         args: Vec<std::ffi::OsString>,
+    },
+    /// Run the agent's tests: every case of the test files (default: tests/*.yaml beside the agent) against
+    /// the scripted model, each in a scratch directory; exits 1 when a case fails
+    Test {
+        /// The agent YAML file
+        file: PathBuf,
+        /// Test files (default: tests/*.yaml beside the agent's YAML)
+        tests: Vec<PathBuf>,
+        /// Build with optimizations
+        #[arg(long)]
+        release: bool,
+        /// Keep the scratch directory of each failed case
+        #[arg(long)]
+        keep: bool,
+        /// Run only the cases whose name contains this text
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
     },
     /// Serve scripted LLM responses on 127.0.0.1 (all four APIs, chosen by request path) until interrupted
     MockLlm {
@@ -68,20 +93,42 @@ enum Commands {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let success = |result: anyhow::Result<()>| result.map(|()| ExitCode::SUCCESS);
     let result = match cli.command {
-        Commands::Build { file, out, release } => build(file, out, release),
-        Commands::Check { files } => check(&files),
-        Commands::Schema => print_schema(),
-        Commands::New { name, dir } => new_agent(&name, dir),
-        Commands::Run { file, release, args } => run(&file, release, &args),
-        Commands::MockLlm { script, port, log } => mock_llm(script, port, log),
+        Commands::Build { file, out, release } => success(build(file, out, release)),
+        Commands::Check { files } => success(check(&files)),
+        Commands::Schema => success(print_schema()),
+        Commands::New { name, dir } => success(new_agent(&name, dir)),
+        Commands::Run { file, release, mock: None, args, .. } => success(run(&file, release, &args)),
+        Commands::Run { file, release, mock: Some(script), log, args } => {
+            run_with_mock(&file, release, &script, log, &args)
+        }
+        Commands::Test { file, tests, release, keep, filter } => {
+            test(&file, tests, pi_codegen::agent_tests::TestOptions { release, keep, filter })
+        }
+        Commands::MockLlm { script, port, log } => success(mock_llm(script, port, log)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
-            eprintln!("{error}");
+            report_error(&error);
             ExitCode::from(1)
         }
+    }
+}
+
+/// Every refusal ends in one `Error:` line; located problems come first, one `file:line:col: message` each.
+fn report_error(error: &anyhow::Error) {
+    match error.downcast_ref::<SpecError>() {
+        Some(SpecError::Invalid(problems)) => {
+            for problem in problems {
+                eprintln!("{problem}");
+            }
+            let files: std::collections::BTreeSet<_> = problems.iter().map(|problem| &problem.path).collect();
+            let names: Vec<String> = files.iter().map(|path| path.display().to_string()).collect();
+            eprintln!("Error: {} problem(s) in {}", problems.len(), names.join(", "));
+        }
+        _ => eprintln!("Error: {error}"),
     }
 }
 
@@ -107,7 +154,7 @@ fn check(files: &[PathBuf]) -> anyhow::Result<()> {
         }
     }
     if failed > 0 {
-        anyhow::bail!("{failed} of {} file(s) have errors", files.len());
+        anyhow::bail!("{failed} of {} file(s) have problems", files.len());
     }
     Ok(())
 }
@@ -131,14 +178,106 @@ fn new_agent(name: &str, dir: Option<PathBuf>) -> anyhow::Result<()> {
 /// with the agent (exit code, signals and the terminal pass straight through).
 fn run(file: &std::path::Path, release: bool, args: &[std::ffi::OsString]) -> anyhow::Result<()> {
     use std::os::unix::process::CommandExt;
+    let binary = build_cached(file, release)?;
+    let error = std::process::Command::new(&binary).args(args).exec();
+    Err(anyhow::anyhow!("cannot start {}: {error}", binary.display()))
+}
+
+/// `run --mock`: the mock model on 127.0.0.1 with `script`, a scratch agent directory pointing at it, and the
+/// agent as a child (the terminal passes through; the agent's exit code is returned).
+fn run_with_mock(
+    file: &std::path::Path,
+    release: bool,
+    script: &std::path::Path,
+    log: Option<PathBuf>,
+    args: &[std::ffi::OsString],
+) -> anyhow::Result<ExitCode> {
+    use pi_runtime::testing::{MockLlmServer, MockScript};
+    let script = MockScript::from_file(script)?;
+    let spec = load_spec(file)?;
+    let binary = build_cached(file, release)?;
+    let target = pi_codegen::mock_model::MockTarget::for_spec(&spec);
+    let scratch = tempfile::Builder::new().prefix("pi-gen-run-").tempdir()?;
+    let agent_dir = scratch.path().join("agent");
+    let total = script.responses.len();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let server = runtime.block_on(MockLlmServer::start(script))?;
+    if let Some(log) = log {
+        server.set_log_file(log);
+    }
+    target.write_agent_dir(&agent_dir, &server.base_url())?;
+    eprintln!(
+        "pi-gen: {} answers from the scripted model at {} ({total} response(s)); agent directory {}",
+        spec.name,
+        server.base_url(),
+        agent_dir.display()
+    );
+    let status = runtime.block_on(async {
+        let mut child = tokio::process::Command::new(&binary)
+            .args(target.model_args(args))
+            .args(args)
+            .env(spec.agent_dir_env(), &agent_dir)
+            .spawn()?;
+        // Ctrl-C reaches the agent from the terminal; pi-gen waits for it to finish. SIGTERM is passed on.
+        let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        loop {
+            tokio::select! {
+                status = child.wait() => return status,
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {
+                    if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
+                        // SAFETY: kill(2) with a child's pid and a valid signal number has no memory effects.
+                        unsafe { libc::kill(pid, libc::SIGTERM) };
+                    }
+                }
+            }
+        }
+    })?;
+    let unused = server.remaining_responses();
+    if unused > 0 {
+        eprintln!("pi-gen: {unused} of {total} scripted response(s) were not used");
+    }
+    runtime.block_on(server.shutdown());
+    let code = match status.code() {
+        Some(code) => u8::try_from(code).unwrap_or(1),
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            status.signal().map_or(1, |signal| u8::try_from(128 + signal).unwrap_or(1))
+        }
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// The agent's binary in the run cache, built first unless it is there.
+fn build_cached(file: &std::path::Path, release: bool) -> anyhow::Result<PathBuf> {
     let binary = pi_codegen::run_cache::cached_binary(file, release)?;
     if !binary.is_file() {
         let mut request = BuildRequest::new(file).with_output(&binary);
         request.release = release;
         build_agent(&request)?;
     }
-    let error = std::process::Command::new(&binary).args(args).exec();
-    Err(anyhow::anyhow!("cannot start {}: {error}", binary.display()))
+    Ok(binary)
+}
+
+fn test(
+    file: &std::path::Path,
+    tests: Vec<PathBuf>,
+    options: pi_codegen::agent_tests::TestOptions,
+) -> anyhow::Result<ExitCode> {
+    let tests = if tests.is_empty() { pi_codegen::agent_tests::default_test_files(file) } else { tests };
+    if tests.is_empty() {
+        let dir = file.parent().unwrap_or_else(|| std::path::Path::new("")).join("tests");
+        anyhow::bail!(
+            "no test files: name them after the agent (pi-gen test {} FILE...), or put them in {}/ \
+             (pi-gen new writes an example)",
+            file.display(),
+            dir.display()
+        );
+    }
+    let mut stdout = std::io::stdout().lock();
+    let summary = pi_codegen::agent_tests::run_tests(file, &tests, &options, &mut stdout)?;
+    Ok(if summary.failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn mock_llm(script: PathBuf, port: u16, log: Option<PathBuf>) -> anyhow::Result<()> {

@@ -21,6 +21,7 @@ mod output_limit;
 pub mod partial_json;
 mod pi15;
 pub mod provider;
+pub mod record;
 pub mod replay;
 pub mod scripted;
 pub mod stream;

@@ -155,6 +155,11 @@ impl ProviderRegistry {
         self.providers.get(api)
     }
 
+    /// Every registered provider, in no particular order.
+    pub fn providers(&self) -> impl Iterator<Item = &Arc<dyn ApiProvider>> {
+        self.providers.values()
+    }
+
     /// Streams through the provider registered for `model.api`, or yields an error event.
     pub fn stream(&self, model: &Model, context: &LlmContext, options: StreamOptions) -> AssistantMessageStream {
         match self.providers.get(&model.api) {

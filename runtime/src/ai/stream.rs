@@ -22,17 +22,35 @@ impl AssistantMessageSender {
     }
 }
 
+/// Called once with a stream's terminal event, as its reader takes it (`--record`).
+pub type TerminalObserver = Box<dyn FnOnce(&AssistantMessageEvent) + Send>;
+
 /// The consumer's end of the stream.
-#[derive(Debug)]
 pub struct AssistantMessageStream {
     rx: mpsc::UnboundedReceiver<AssistantMessageEvent>,
     finished: bool,
+    on_terminal: Option<TerminalObserver>,
+}
+
+impl std::fmt::Debug for AssistantMessageStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AssistantMessageStream")
+            .field("finished", &self.finished)
+            .field("observed", &self.on_terminal.is_some())
+            .finish()
+    }
 }
 
 impl AssistantMessageStream {
     pub fn channel() -> (AssistantMessageSender, AssistantMessageStream) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (AssistantMessageSender { tx }, AssistantMessageStream { rx, finished: false })
+        (AssistantMessageSender { tx }, AssistantMessageStream { rx, finished: false, on_terminal: None })
+    }
+
+    /// This stream, with `observer` called on its terminal event (not when the reader drops it first).
+    pub fn observed(mut self, observer: TerminalObserver) -> Self {
+        self.on_terminal = Some(observer);
+        self
     }
 
     /// A stream that holds only the given events (for errors detected before any I/O).
@@ -52,6 +70,9 @@ impl AssistantMessageStream {
         let event = self.rx.recv().await?;
         if event.is_terminal() {
             self.finished = true;
+            if let Some(observer) = self.on_terminal.take() {
+                observer(&event);
+            }
         }
         Some(event)
     }

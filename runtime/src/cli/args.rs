@@ -137,6 +137,10 @@ pub struct CliArgs {
     /// Write a session file as an HTML page and exit (the first message, if any, names the output file)
     #[arg(long, value_name = "file")]
     pub export: Option<String>,
+    /// Save every model response of this run to <file> in the mock server's script format, for replay
+    /// with `pi-gen mock-llm --script` or `pi-gen test`
+    #[arg(long, value_name = "file")]
+    pub record: Option<std::path::PathBuf>,
     /// Thinking level: off, minimal, low, medium, high, xhigh (and max at level 1.5)
     #[arg(long, value_name = "level")]
     pub thinking: Option<String>,

@@ -74,6 +74,8 @@ pub enum CliError {
     DuplicateCustomTool(String),
     #[error("cannot set up the agent's custom tools: {message}")]
     CustomTool { name: String, message: String },
+    #[error("{0}")]
+    Record(#[from] crate::ai::record::RecordError),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
 }

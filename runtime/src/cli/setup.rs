@@ -181,7 +181,12 @@ pub(super) fn prepare_with(
         Some(resolved) => resolved,
         None => resolve_with_session(definition, args, agent_dir, &settings, &session)?,
     };
-    let registry = Arc::new(default_registry());
+    let registry = match &args.record {
+        // One recorder per process: a sub-agent's responses join its parent's, in the order they end.
+        Some(path) => crate::ai::record::ResponseRecorder::shared(path)?.wrap(&default_registry()),
+        None => default_registry(),
+    };
+    let registry = Arc::new(registry);
     let api_key = resolved.api_key.clone();
     let env = |name: &str| std::env::var(name).ok();
     let overridden = args.api_key.is_some().then(|| resolved.model.provider.clone());

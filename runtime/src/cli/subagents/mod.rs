@@ -73,7 +73,8 @@ struct ParentRun {
     cwd: std::path::PathBuf,
     agent_dir: std::path::PathBuf,
     /// The flags the sub-agent keeps: the parent's pi release, the project-trust decision, `--no-context-files`,
-    /// and for its permissions `--approve-all` and the mode (RPC clients confirm).
+    /// for its permissions `--approve-all` and the mode (RPC clients confirm), and `--record` (its model's
+    /// responses join the parent's recording, in the order they are asked for).
     args: CliArgs,
 }
 
@@ -110,6 +111,7 @@ pub(super) fn subagent_tools(
         no_context_files: args.no_context_files,
         approve_all: args.approve_all,
         mode: args.mode,
+        record: args.record.clone(),
         ..CliArgs::default()
     };
     let parent =
