@@ -14,6 +14,7 @@ pub mod mock_model;
 pub mod problem;
 pub mod run_cache;
 pub mod scaffold;
+pub mod scaffold_rust;
 pub mod schema;
 pub mod spec;
 pub mod validate;

@@ -232,3 +232,13 @@ fn run_mock_answers_from_the_script_and_a_recorded_session_replays_as_a_test() {
     assert_eq!(output.status.code(), Some(0), "{}\n{}", text(&output.stdout), text(&output.stderr));
     assert!(text(&output.stdout).contains("ok      replayed ("));
 }
+
+#[test]
+fn a_new_agent_passes_its_own_example_test() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let created = pi_gen(dir.path(), &["new", "starter"]);
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    let output = pi_gen(&dir.path().join("starter"), &["test", "starter.yaml"]);
+    assert_eq!(output.status.code(), Some(0), "{}\n{}", text(&output.stdout), text(&output.stderr));
+    assert!(text(&output.stdout).contains("ok      finds the TODO comments ("), "{}", text(&output.stdout));
+}

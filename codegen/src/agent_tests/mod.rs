@@ -28,6 +28,8 @@ pub struct TestOptions {
     pub keep: bool,
     /// Run only the cases whose name contains this text.
     pub filter: Option<String>,
+    /// Test this binary instead of building the YAML (an `#[agent]` crate's, which cargo builds).
+    pub binary: Option<PathBuf>,
 }
 
 /// Counts of a test run.
@@ -73,12 +75,21 @@ pub fn run_tests(
         return Err(SpecError::Invalid(problems));
     }
     let spec = load_spec(spec_path)?;
-    let binary = crate::run_cache::cached_binary(spec_path, options.release)?;
-    if !binary.is_file() {
-        let mut request = crate::BuildRequest::new(spec_path).with_output(&binary);
-        request.release = options.release;
-        crate::build_agent(&request)?;
-    }
+    let binary = match &options.binary {
+        Some(binary) if binary.is_file() => std::path::absolute(binary).unwrap_or_else(|_| binary.clone()),
+        Some(binary) => {
+            return Err(SpecError::Scaffold(format!("{} is not a file; build the agent first", binary.display())));
+        }
+        None => {
+            let binary = crate::run_cache::cached_binary(spec_path, options.release)?;
+            if !binary.is_file() {
+                let mut request = crate::BuildRequest::new(spec_path).with_output(&binary);
+                request.release = options.release;
+                crate::build_agent(&request)?;
+            }
+            binary
+        }
+    };
     let agent = AgentUnderTest { binary, agent_dir_env: spec.agent_dir_env(), target: MockTarget::for_spec(&spec) };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

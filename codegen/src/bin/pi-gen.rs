@@ -35,12 +35,15 @@ enum Commands {
     },
     /// Print the JSON Schema of the agent YAML format (for editors and other tools)
     Schema,
-    /// Create a new agent to start from: NAME/NAME.yaml, a skill, the schema and a README
+    /// Create a new agent to start from: NAME/NAME.yaml, a skill, an example test, the schema and a README
     New {
         name: String,
         /// Directory to create (default ./NAME)
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// A standalone Rust crate instead, whose tools are written in Rust with #[agent] (built with cargo)
+        #[arg(long)]
+        rust: bool,
     },
     /// Build the agent into a cache keyed by the spec's contents (if needed), then run it with ARGS
     Run {
@@ -76,6 +79,9 @@ enum Commands {
         /// Run only the cases whose name contains this text
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
+        /// Test this binary instead of building the YAML (e.g. an #[agent] crate's target/debug/NAME)
+        #[arg(long, value_name = "PATH")]
+        binary: Option<PathBuf>,
     },
     /// Serve scripted LLM responses on 127.0.0.1 (all four APIs, chosen by request path) until interrupted
     MockLlm {
@@ -98,13 +104,13 @@ fn main() -> ExitCode {
         Commands::Build { file, out, release } => success(build(file, out, release)),
         Commands::Check { files } => success(check(&files)),
         Commands::Schema => success(print_schema()),
-        Commands::New { name, dir } => success(new_agent(&name, dir)),
+        Commands::New { name, dir, rust } => success(new_agent(&name, dir, rust)),
         Commands::Run { file, release, mock: None, args, .. } => success(run(&file, release, &args)),
         Commands::Run { file, release, mock: Some(script), log, args } => {
             run_with_mock(&file, release, &script, log, &args)
         }
-        Commands::Test { file, tests, release, keep, filter } => {
-            test(&file, tests, pi_codegen::agent_tests::TestOptions { release, keep, filter })
+        Commands::Test { file, tests, release, keep, filter, binary } => {
+            test(&file, tests, pi_codegen::agent_tests::TestOptions { release, keep, filter, binary })
         }
         Commands::MockLlm { script, port, log } => success(mock_llm(script, port, log)),
     };
@@ -166,8 +172,15 @@ fn print_schema() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn new_agent(name: &str, dir: Option<PathBuf>) -> anyhow::Result<()> {
+fn new_agent(name: &str, dir: Option<PathBuf>, rust: bool) -> anyhow::Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from(name));
+    if rust {
+        let sources = pi_codegen::scaffold_rust::RustCrateSources::of_this_checkout();
+        let manifest = pi_codegen::scaffold_rust::create_rust_agent(&dir, name, &sources)?;
+        println!("created {}", manifest.display());
+        println!("next: cd {} && cargo build && target/debug/{name} -p \"hello\"", dir.display());
+        return Ok(());
+    }
     let yaml = pi_codegen::scaffold::create_agent(&dir, name)?;
     println!("created {}", yaml.display());
     println!("next: pi-gen run {} -- -p \"hello\"", yaml.display());
