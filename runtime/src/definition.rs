@@ -63,6 +63,8 @@ pub struct AgentDefinition {
     pub append_system_prompt: Option<String>,
     /// File names looked up as context files in the agent directory and from the cwd upwards.
     pub context_file_names: Vec<String>,
+    /// The system prompt's date line: pi's date (the default) or the seeds' date and time.
+    pub date_line: crate::prompt::DateLine,
     /// Skills and prompt templates compiled into the binary.
     pub resources: EmbeddedResources,
     /// Tools declared in the YAML beyond the built-ins, always active.
@@ -266,6 +268,7 @@ impl Default for AgentDefinition {
             system_prompt: None,
             append_system_prompt: None,
             context_file_names: crate::prompt::CONTEXT_FILE_NAMES.iter().map(|name| (*name).to_owned()).collect(),
+            date_line: crate::prompt::DateLine::default(),
             resources: EmbeddedResources::default(),
             custom_tools: Vec::new(),
             session: SessionDefaults::default(),

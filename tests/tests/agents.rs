@@ -7,6 +7,8 @@ use pi_gen_tests::{Sandbox, agent_binary, stderr, stdout, workspace_root};
 use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::Value;
 
+#[path = "agents/sf.rs"]
+mod sf;
 #[path = "agents/subagents.rs"]
 mod subagents;
 

@@ -66,6 +66,13 @@ fn queue_mode(runtime: &TokenStream, mode: Option<QueueModeSpec>) -> TokenStream
     }
 }
 
+fn date_line(runtime: &TokenStream, line: Option<crate::spec::DateLineSpec>) -> TokenStream {
+    match line {
+        Some(crate::spec::DateLineSpec::DateTime) => quote!(#runtime::prompt::DateLine::DateTime),
+        Some(crate::spec::DateLineSpec::Date) | None => quote!(#runtime::prompt::DateLine::Date),
+    }
+}
+
 fn thinking(runtime: &TokenStream, level: Option<ThinkingSpec>) -> TokenStream {
     let variant = level.map(|level| match level {
         ThinkingSpec::Off => quote!(Off),
@@ -180,6 +187,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
     let subagents = subagents_tokens(spec, ctx)?;
     let max_subagent_depth = spec.max_subagent_depth.unwrap_or(crate::spec::DEFAULT_MAX_SUBAGENT_DEPTH);
     let steering_mode = queue_mode(runtime, spec.steering_mode);
+    let date_line = date_line(runtime, spec.system_prompt.as_ref().and_then(|prompt| prompt.date_line));
     let follow_up_mode = queue_mode(runtime, spec.follow_up_mode);
     Ok(quote! {
         #runtime::AgentDefinition {
@@ -215,6 +223,7 @@ pub fn definition_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<TokenSt
             system_prompt: #system_prompt,
             append_system_prompt: #append,
             context_file_names: #context_file_names,
+            date_line: #date_line,
             resources: #resources,
             custom_tools: #custom_tools,
             session: #runtime::SessionDefaults { enabled: #session_enabled, dir: #session_dir },

@@ -170,6 +170,16 @@ pub struct ModelSpec {
     pub fallbacks: Vec<String>,
 }
 
+/// `system_prompt.date_line`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DateLineSpec {
+    /// `Current date: 2026-03-07` (pi).
+    Date,
+    /// `Current date and time: Saturday, March 7, 2026 at 08:55:05 AM CST` (the seeds).
+    DateTime,
+}
+
 /// A thinking level, as pi's `--thinking` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -217,6 +227,11 @@ pub struct SystemPromptSpec {
     /// Default: [AGENTS.md, CLAUDE.md].
     #[serde(default)]
     pub context_files: Option<Vec<String>>,
+    /// The date line before the working directory: `date` (pi's `Current date: 2026-03-07`, the default) or
+    /// `date_time` (the seeds' `Current date and time: Saturday, March 7, 2026 at 08:55:05 AM CST`). pi 1.5's
+    /// layout (`pi_compat: "1.5"`) has no date line.
+    #[serde(default)]
+    pub date_line: Option<DateLineSpec>,
     /// A documentation block after the guidelines, e.g. where the agent's own docs live.
     #[serde(default)]
     pub documentation: Option<String>,

@@ -389,6 +389,7 @@ pub(super) fn prompt_builder(
         skills: resources.skills.clone(),
         tools_selected: args.tools.is_some() || args.no_tools,
         cwd: cwd.to_path_buf(),
+        date_line: definition.date_line,
         pi_compat,
         ..SystemPromptOptions::default()
     }))

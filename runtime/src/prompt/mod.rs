@@ -2,6 +2,7 @@
 //! text, or pi 1.5's named sections).
 
 mod context_files;
+mod date_line;
 mod frontmatter;
 mod frontmatter_scalars;
 mod frontmatter_yaml;
@@ -25,6 +26,7 @@ mod tests_skills;
 mod tests_templates;
 
 pub use context_files::{CONTEXT_FILE_NAMES, load_context_files};
+pub use date_line::DateLine;
 
 pub use frontmatter::{
     Frontmatter, FrontmatterError, FrontmatterValue, parse_frontmatter, split_frontmatter, strip_frontmatter,

@@ -51,8 +51,10 @@ pub struct SystemPromptOptions {
     pub tools_selected: bool,
     /// Working directory shown on the last line.
     pub cwd: PathBuf,
-    /// Local date as `YYYY-MM-DD`; `None` uses today. pi 1.5's prompt has no date.
+    /// The date (and time) text of the date line; `None` uses now. pi 1.5's prompt has no date.
     pub date: Option<String>,
+    /// pi's `Current date:` line or the seeds' `Current date and time:` line.
+    pub date_line: super::DateLine,
     /// Which pi release's prompt layout to build: 0.73's flat text (the default) or 1.5's sections.
     pub pi_compat: PiCompat,
 }
@@ -88,9 +90,8 @@ pub fn build_system_prompt(options: &SystemPromptOptions) -> String {
     if list_skills {
         prompt.push_str(&super::format_skills_for_prompt(&options.skills));
     }
-    let date = options.date.clone().unwrap_or_else(|| chrono::Local::now().format("%Y-%m-%d").to_string());
-    prompt.push_str("\nCurrent date: ");
-    prompt.push_str(&date);
+    prompt.push('\n');
+    prompt.push_str(&options.date_line.line(options.date.as_deref()));
     prompt.push_str("\nCurrent working directory: ");
     prompt.push_str(&display_cwd(&options.cwd));
     prompt
