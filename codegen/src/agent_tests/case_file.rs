@@ -164,7 +164,16 @@ pub fn load_test_file(path: &Path) -> Result<TestFile, SpecError> {
                 MockScript::default()
             }
         };
+        for name in raw.files.keys() {
+            if !is_inside(name) {
+                report(&at.key("files").key(name.clone()), format!("`{name}` {OUTSIDE}"));
+            }
+        }
         for (name, value) in &raw.expect.files {
+            if !is_inside(name) {
+                report(&at.key("expect").key("files").key(name.clone()), format!("`{name}` {OUTSIDE}"));
+                continue;
+            }
             let place = at.key("expect").key("files").key(name.clone());
             match file_expect(value) {
                 Err(message) => report(&place, message),
@@ -199,6 +208,15 @@ pub fn load_test_file(path: &Path) -> Result<TestFile, SpecError> {
         return Err(SpecError::Invalid(problems));
     }
     Ok(TestFile { path: path.to_path_buf(), text, cases })
+}
+
+const OUTSIDE: &str = "is not a path inside the working directory; use a relative path without `..`";
+
+/// Whether `path` names a place inside the case's working directory.
+fn is_inside(path: &str) -> bool {
+    let path = Path::new(path);
+    !path.as_os_str().is_empty()
+        && path.components().all(|component| matches!(component, std::path::Component::Normal(_)))
 }
 
 /// The mock script of a case: a list of responses, or the path of a script file (relative to the test file),
@@ -244,5 +262,53 @@ pub fn file_expect(value: &serde_yaml::Value) -> Result<FileExpect, String> {
             }
         }
         _ => Err(format!("not a file expectation; use {wanted}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("cases.yaml");
+        std::fs::write(&path, text).expect("write");
+        match load_test_file(&path) {
+            Ok(_) => Vec::new(),
+            Err(SpecError::Invalid(located)) => located
+                .iter()
+                .map(|problem| format!("{}:{}: {}", problem.line, problem.column, problem.message))
+                .collect(),
+            Err(other) => vec![other.to_string()],
+        }
+    }
+
+    #[test]
+    fn files_stay_inside_the_working_directory() {
+        assert!(is_inside("src/main.rs") && is_inside("a"));
+        assert!(!is_inside("../a") && !is_inside("/etc/passwd") && !is_inside("") && !is_inside("a/../../b"));
+        let found =
+            problems("cases:\n  - name: x\n    prompt: hi\n    files: { ../up.txt: x }\n    model: [{ text: hi }]\n");
+        assert_eq!(
+            found,
+            ["4:25: cases[0].files.../up.txt: `../up.txt` is not a path inside the working directory; use a relative \
+              path without `..`"]
+        );
+    }
+
+    #[test]
+    fn a_valid_case_reads_with_its_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("cases.yaml");
+        let text = "cases:\n  - name: x\n    prompts: [a, b]\n    model: [{ text: one }, { text: two }]\n    \
+                    expect: { answer_contains: one }\n";
+        std::fs::write(&path, text).expect("write");
+        let file = load_test_file(&path).expect("valid");
+        let case = &file.cases[0];
+        assert_eq!(case.prompts, ["a", "b"]);
+        assert_eq!(case.script.responses.len(), 2);
+        assert_eq!(case.timeout_secs, DEFAULT_TIMEOUT_SECS);
+        assert_eq!(case.expect.answer_contains, ["one"]);
+        assert_eq!(case.at.to_string(), "cases[0]");
     }
 }

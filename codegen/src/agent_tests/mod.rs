@@ -109,9 +109,14 @@ pub fn run_tests(
                 .prefix("pi-gen-test-")
                 .tempdir()
                 .map_err(|source| SpecError::Write { path: std::env::temp_dir(), source })?;
-            let observed = runtime
-                .block_on(run_case(&agent, case, scratch.path()))
-                .map_err(|source| SpecError::Write { path: scratch.path().to_path_buf(), source })?;
+            let observed = runtime.block_on(run_case(&agent, case, scratch.path())).map_err(|error| {
+                SpecError::Scaffold(format!(
+                    "case \"{}\" of {} could not run {}: {error}",
+                    case.name,
+                    test_file.path.display(),
+                    agent.binary.display()
+                ))
+            })?;
             let failures = check(case, &observed);
             if failures.is_empty() {
                 summary.passed += 1;
