@@ -3,8 +3,6 @@
 
 mod context_files;
 mod frontmatter;
-mod frontmatter_scalars;
-mod frontmatter_yaml;
 mod ignore_rules;
 mod resources;
 mod skill_discovery;
