@@ -13,8 +13,8 @@ use super::yaml_commands::expand_prompt_command;
 use crate::AgentDefinition;
 use crate::definition::CommandDefinition;
 use crate::prompt::{
-    PromptTemplate, ResourceDiagnostic, ResourceLocations, Skill, expand_prompt_template, expand_skill_command,
-    load_prompt_templates, load_skills,
+    DiagnosticKind, PromptTemplate, ResourceDiagnostic, ResourceLocations, Skill, expand_prompt_template,
+    expand_skill_command, load_prompt_templates, load_skills,
 };
 
 /// What a run can expand prompts with and list in the system prompt.
@@ -112,14 +112,20 @@ pub fn collect_resources(
 /// `path: message`, where a file unpacked from the binary is named as its author wrote it
 /// (`skills/review/SKILL.md`, not `<agent dir>/embedded/<name>-<hash>/skills/0/review/SKILL.md`).
 fn located_warning(diagnostic: &ResourceDiagnostic, root: Option<&Path>, source_dirs: &[(String, String)]) -> String {
-    let authored = root.and_then(|root| {
-        source_dirs.iter().find_map(|(dir, source)| {
-            let rest = diagnostic.path.strip_prefix(resource_dir(root, dir)?).ok()?;
-            Some(Path::new(source).join(rest))
-        })
-    });
-    let shown = authored.as_deref().unwrap_or(&diagnostic.path);
-    format!("{}: {}", shown.display(), diagnostic.message())
+    let shown = |path: &Path| -> PathBuf {
+        let authored = root.and_then(|root| {
+            source_dirs.iter().find_map(|(dir, source)| {
+                let rest = path.strip_prefix(resource_dir(root, dir)?).ok()?;
+                Some(Path::new(source).join(rest))
+            })
+        });
+        authored.unwrap_or_else(|| path.to_path_buf())
+    };
+    let mut kind = diagnostic.kind.clone();
+    if let DiagnosticKind::Collision { winner, .. } = &mut kind {
+        *winner = shown(winner);
+    }
+    format!("{}: {kind}", shown(&diagnostic.path).display())
 }
 
 #[cfg(test)]

@@ -146,6 +146,7 @@ fn warnings_about_the_agents_own_files_name_the_authors_path() {
             "---\nname: changelog\ndescription: Review: the diff\n---\nBody".to_owned(),
         ),
         file("skills/0/release/SKILL.md", skill("releases", "Cuts a release.")),
+        file("skills/0/twin/SKILL.md", skill("triage", "A second triage.")),
     ]);
     std::fs::create_dir_all(place.agent.join("skills/broken")).expect("mkdir");
     std::fs::write(place.agent.join("skills/broken/SKILL.md"), "---\nname: broken\n---\n").expect("write");
@@ -159,10 +160,13 @@ fn warnings_about_the_agents_own_files_name_the_authors_path() {
              quote the value"
                 .to_owned(),
             "skills/release/SKILL.md: the name \"releases\" differs from the directory name \"release\"".to_owned(),
+            "skills/twin/SKILL.md: the name \"triage\" differs from the directory name \"twin\"".to_owned(),
             format!(
                 "skills/review/SKILL.md: \"review\" is already provided by {}, so this one is skipped",
                 place.agent.join("skills/review/SKILL.md").display()
             ),
+            "skills/twin/SKILL.md: \"triage\" is already provided by skills/triage/SKILL.md, so this one is skipped"
+                .to_owned(),
             format!(
                 "prompts/fix.md: \"/fix\" is already provided by {}, so this one is skipped",
                 place.agent.join("prompts/fix.md").display()
