@@ -88,17 +88,26 @@ pub struct Problem {
     pub path: YamlPath,
     pub target: Target,
     pub message: String,
+    /// The value this one repeats (a duplicate's first definition): its position is added to the message
+    /// as `; first defined at line:column`.
+    pub first: Option<YamlPath>,
 }
 
 impl Problem {
     /// A problem with the value at `path`.
     pub fn value(path: YamlPath, message: impl Into<String>) -> Self {
-        Self { path, target: Target::Value, message: message.into() }
+        Self { path, target: Target::Value, message: message.into(), first: None }
     }
 
     /// A problem with the key that ends `path`.
     pub fn key(path: YamlPath, message: impl Into<String>) -> Self {
-        Self { path, target: Target::Key, message: message.into() }
+        Self { path, target: Target::Key, message: message.into(), first: None }
+    }
+
+    /// This problem, repeating the value at `first`.
+    pub fn first_defined_at(mut self, first: YamlPath) -> Self {
+        self.first = Some(first);
+        self
     }
 }
 

@@ -34,13 +34,13 @@ mod tests {
     fn the_cache_key_follows_the_yaml_and_its_files() {
         let dir = tempfile::tempdir().expect("tempdir");
         let yaml = dir.path().join("a.yaml");
-        std::fs::create_dir(dir.path().join("skills")).expect("mkdir");
-        std::fs::write(dir.path().join("skills/x.md"), "---\ndescription: x\n---\nbody").expect("write");
+        std::fs::create_dir_all(dir.path().join("skills/x")).expect("mkdir");
+        std::fs::write(dir.path().join("skills/x/SKILL.md"), "---\ndescription: x\n---\nbody").expect("write");
         std::fs::write(&yaml, "version: 1\nname: a\nskills: { dirs: [skills] }\n").expect("write");
         let first = cached_binary(&yaml, false).expect("key");
         assert_eq!(first, cached_binary(&yaml, false).expect("key"));
         assert_ne!(first, cached_binary(&yaml, true).expect("key"));
-        std::fs::write(dir.path().join("skills/x.md"), "---\ndescription: x\n---\nchanged").expect("write");
+        std::fs::write(dir.path().join("skills/x/SKILL.md"), "---\ndescription: x\n---\nchanged").expect("write");
         let after_skill = cached_binary(&yaml, false).expect("key");
         assert_ne!(first, after_skill);
         std::fs::write(&yaml, "version: 1\nname: a\ndescription: d\nskills: { dirs: [skills] }\n").expect("write");

@@ -133,6 +133,9 @@ pub struct EmbeddedResources {
     pub skill_dirs: Vec<String>,
     /// Relative directories (among `files`) holding prompt templates (`*.md`), after the user's own.
     pub prompt_dirs: Vec<String>,
+    /// For messages: each compiled-in directory (`skills/0`) and the path its author wrote in the YAML
+    /// (`skills`), so a warning names `skills/review/SKILL.md`, not the unpacked copy.
+    pub source_dirs: Vec<(String, String)>,
 }
 
 impl EmbeddedResources {

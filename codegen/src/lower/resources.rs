@@ -25,6 +25,8 @@ pub struct EmbeddedFiles {
     pub files: Vec<(String, EmbeddedSource)>,
     pub skill_dirs: Vec<String>,
     pub prompt_dirs: Vec<String>,
+    /// Each skill and prompt root with the directory its author wrote in the YAML, for run-time messages.
+    pub source_dirs: Vec<(String, String)>,
 }
 
 /// Directories never embedded: version control and package caches.
@@ -41,6 +43,7 @@ pub fn embedded_files(spec: &AgentSpec, ctx: &LowerContext) -> Result<EmbeddedFi
         embedded
             .files
             .extend(found.into_iter().map(|(rel, path)| (format!("{root}/{rel}"), EmbeddedSource::File(path))));
+        embedded.source_dirs.push((root.clone(), author_dir(dir)));
         embedded.skill_dirs.push(root);
     }
     let prompts = spec.prompts.as_ref();
@@ -50,6 +53,7 @@ pub fn embedded_files(spec: &AgentSpec, ctx: &LowerContext) -> Result<EmbeddedFi
         walk(&base.join(dir), "", false, &mut found)?;
         let templates = found.into_iter().filter(|(rel, _)| rel.ends_with(".md"));
         embedded.files.extend(templates.map(|(rel, path)| (format!("{root}/{rel}"), EmbeddedSource::File(path))));
+        embedded.source_dirs.push((root.clone(), author_dir(dir)));
         embedded.prompt_dirs.push(root);
     }
     let inline = prompts.map(|prompts| prompts.templates.as_slice()).unwrap_or_default();
@@ -71,6 +75,13 @@ pub fn embedded_files(spec: &AgentSpec, ctx: &LowerContext) -> Result<EmbeddedFi
         }
     }
     Ok(embedded)
+}
+
+/// A YAML directory entry as shown in messages: `./skills/` is `skills`.
+fn author_dir(dir: &str) -> String {
+    let trimmed = dir.trim_end_matches('/');
+    let trimmed = trimmed.strip_prefix("./").unwrap_or(trimmed);
+    if trimmed.is_empty() { ".".to_owned() } else { trimmed.to_owned() }
 }
 
 /// Regular, non-hidden files under `dir`, sorted, as (relative path with `/`, absolute path).
@@ -156,12 +167,14 @@ pub(super) fn resources_tokens(spec: &AgentSpec, ctx: &LowerContext) -> Result<T
     let hash = content_hash(&hashed);
     let skill_dirs = &embedded.skill_dirs;
     let prompt_dirs = &embedded.prompt_dirs;
+    let source_dirs = embedded.source_dirs.iter().map(|(root, dir)| quote!((#root.to_owned(), #dir.to_owned())));
     Ok(quote! {
         #runtime::EmbeddedResources {
             hash: #hash.to_owned(),
             files: vec![#(#files),*],
             skill_dirs: vec![#(#skill_dirs.to_owned()),*],
             prompt_dirs: vec![#(#prompt_dirs.to_owned()),*],
+            source_dirs: vec![#(#source_dirs),*],
         }
     })
 }

@@ -15,7 +15,7 @@ pub fn mcp_problems(spec: &AgentSpec, out: &mut Vec<Problem>) {
     let Some(mcp) = &spec.mcp else { return };
     let path = YamlPath::root().key("mcp").key("servers");
     // Tool-name prefix -> the first server name that gives it.
-    let mut prefixes: BTreeMap<String, &str> = BTreeMap::new();
+    let mut prefixes: BTreeMap<String, (&str, YamlPath)> = BTreeMap::new();
     for (index, server) in mcp.servers.iter().enumerate() {
         let at = path.index(index);
         check_name(server, &at.key("name"), &mut prefixes, out);
@@ -38,7 +38,7 @@ pub fn mcp_problems(spec: &AgentSpec, out: &mut Vec<Problem>) {
 fn check_name<'a>(
     server: &'a McpServerSpec,
     at: &YamlPath,
-    prefixes: &mut BTreeMap<String, &'a str>,
+    prefixes: &mut BTreeMap<String, (&'a str, YamlPath)>,
     out: &mut Vec<Problem>,
 ) {
     let name = server.name.as_str();
@@ -48,19 +48,20 @@ fn check_name<'a>(
         format!("\"{name}\" cannot be an MCP server name; use letters, digits, '_' and '-'")
     } else {
         let key = mcp_tool_prefix_key(name);
-        match prefixes.get(&key) {
-            None => {
-                prefixes.insert(key, name);
-                return;
-            }
-            Some(first) if *first == name => {
-                format!("duplicate server name `{name}`; MCP server names must be unique")
-            }
-            Some(first) => format!(
+        let Some((first, first_at)) = prefixes.get(&key) else {
+            prefixes.insert(key, (name, at.clone()));
+            return;
+        };
+        let message = if *first == name {
+            format!("duplicate server name `{name}`; MCP server names must be unique")
+        } else {
+            format!(
                 "the servers `{first}` and `{name}` would give their tools the same names (`mcp__{key}__<tool>`: \
                  '-' becomes '_'); rename one of them"
-            ),
-        }
+            )
+        };
+        out.push(Problem::value(at.clone(), message).first_defined_at(first_at.clone()));
+        return;
     };
     out.push(Problem::value(at.clone(), message));
 }

@@ -6,7 +6,10 @@ mod context;
 mod hooks;
 mod mcp;
 mod permissions;
+mod resource_files;
 mod schema_errors;
+mod schema_keywords;
+mod skill_rules;
 mod subagents;
 mod template_names;
 mod tools;
@@ -19,6 +22,7 @@ use crate::problem::{Problem, YamlPath, did_you_mean};
 use crate::spec::AgentSpec;
 
 pub use hooks::BUILTIN_ARGUMENTS;
+pub use resource_files::resource_file_problems;
 pub use schema_errors::{SchemaProblem, not_one_of, schema_problems, value_at};
 
 /// Every semantic problem of a schema-valid spec; relative paths resolve against `spec_dir`.

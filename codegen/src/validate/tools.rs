@@ -1,7 +1,7 @@
 //! Checks of custom tools: names, handler choice, parameter schemas, and command templates that may only
 //! use declared arguments.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -14,7 +14,7 @@ const JSON_TYPES: [&str; 7] = ["string", "number", "integer", "boolean", "array"
 /// Problems of `tools.custom`.
 pub fn custom_tool_problems(spec: &AgentSpec, out: &mut Vec<Problem>) {
     let base = YamlPath::root().key("tools").key("custom");
-    let mut seen = BTreeSet::new();
+    let mut seen = BTreeMap::new();
     for (index, tool) in spec.custom_tools().iter().enumerate() {
         let path = base.index(index);
         check_name(tool, &path, &mut seen, out);
@@ -26,7 +26,7 @@ pub fn custom_tool_problems(spec: &AgentSpec, out: &mut Vec<Problem>) {
     }
 }
 
-fn check_name(tool: &CustomToolSpec, path: &YamlPath, seen: &mut BTreeSet<String>, out: &mut Vec<Problem>) {
+fn check_name(tool: &CustomToolSpec, path: &YamlPath, seen: &mut BTreeMap<String, YamlPath>, out: &mut Vec<Problem>) {
     let name = &tool.name;
     let valid =
         !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
@@ -41,8 +41,11 @@ fn check_name(tool: &CustomToolSpec, path: &YamlPath, seen: &mut BTreeSet<String
             path.key("name"),
             format!("`{name}` is a built-in tool; give the custom tool another name"),
         ));
-    } else if !seen.insert(name.clone()) {
-        out.push(Problem::value(path.key("name"), format!("duplicate tool name `{name}`; tool names must be unique")));
+    } else if let Some(first) = seen.get(name) {
+        let problem = Problem::value(path.key("name"), format!("duplicate tool name `{name}`"));
+        out.push(problem.first_defined_at(first.clone()));
+    } else {
+        seen.insert(name.clone(), path.key("name"));
     }
 }
 
@@ -82,6 +85,9 @@ fn check_parameters(tool: &CustomToolSpec, path: &YamlPath, out: &mut Vec<Proble
 /// Whether `schema` (written at `at`) is a valid JSON Schema that compiles; the problem is pointed at the
 /// part of it that is wrong.
 pub(super) fn check_json_schema(schema: &Value, at: &YamlPath, out: &mut Vec<Problem>) -> bool {
+    if !super::schema_keywords::schema_keyword_problems(schema, at, out) {
+        return false;
+    }
     if let Err(error) = jsonschema::meta::validate(schema) {
         let inner = YamlPath::from_pointer(error.instance_path().as_str(), schema);
         let last_is_type = matches!(inner.0.last(), Some(crate::problem::Segment::Key(key)) if key == "type");

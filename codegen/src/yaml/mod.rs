@@ -16,9 +16,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::{Located, SpecError};
-use crate::problem::{Problem, Segment, YamlPath};
+use crate::problem::{Problem, Segment, Target, YamlPath};
 use crate::spec::AgentSpec;
-use crate::validate::{schema_problems, semantic_problems};
+use crate::validate::{resource_file_problems, schema_problems, semantic_problems};
 
 pub use locate::locate;
 
@@ -51,6 +51,11 @@ pub fn parse_spec(path: &Path, text: &str) -> Result<AgentSpec, SpecError> {
 fn parse_in_chain(path: &Path, text: &str, chain: &subagents::Chain) -> Result<AgentSpec, SpecError> {
     let document: serde_yaml::Value = serde_yaml::from_str(text).map_err(|error| {
         let message = error.to_string();
+        let error_line = error.location().map_or(usize::MAX, |at| at.line());
+        if let Some((line, column)) = tab_indent_position(text, error_line) {
+            let message = "a tab in the indentation; YAML is indented with spaces, not tabs";
+            return SpecError::Invalid(vec![Located::new(path, line, column, message)]);
+        }
         let (line, column) = duplicate_key_position(text, &message)
             .or_else(|| error.location().map(|at| within_text(text, at.line(), at.column())))
             .unwrap_or((1, 1));
@@ -71,6 +76,7 @@ fn parse_in_chain(path: &Path, text: &str, chain: &subagents::Chain) -> Result<A
     if let Some((spec, removed)) = &mut spec {
         let spec_dir = path.parent().unwrap_or_else(|| Path::new(""));
         let mut semantic = semantic_problems(spec, spec_dir);
+        nested.extend(resource_file_problems(spec, spec_dir, &mut semantic));
         subagents::load_subagents(spec, path, chain, &mut semantic, &mut nested);
         problems.extend(semantic.into_iter().map(|problem| restore_indexes(problem, removed)));
     } else if problems.is_empty() {
@@ -110,6 +116,15 @@ fn repaired_spec(json: &Value, removals: &[YamlPath]) -> Option<(AgentSpec, BTre
     None
 }
 
+/// The first tab in a line's leading white space, up to the line of a syntax error (serde_yaml's own
+/// message for it is cryptic).
+fn tab_indent_position(text: &str, error_line: usize) -> Option<(usize, usize)> {
+    text.split('\n').take(error_line).enumerate().find_map(|(index, line)| {
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        line[..indent].find('\t').map(|tab| (index + 1, tab + 1))
+    })
+}
+
 /// serde_yaml reports a duplicate key without a position: the key's second occurrence.
 fn duplicate_key_position(text: &str, message: &str) -> Option<(usize, usize)> {
     let key = message.split("duplicate entry with key \"").nth(1)?.split('"').next()?;
@@ -135,7 +150,12 @@ fn locate_all(path: &Path, text: &str, problems: Vec<Problem>) -> Vec<Located> {
         .map(|problem| {
             let (line, column) = locate(text, &problem.path, problem.target);
             let (line, column) = within_text(text, line, column);
-            Located::new(path, line, column, format!("{}: {}", problem.path, problem.message))
+            let first = problem.first.as_ref().map(|first| {
+                let (line, column) = locate(text, first, Target::Value);
+                format!("; first defined at {line}:{column}")
+            });
+            let message = format!("{}: {}{}", problem.path, problem.message, first.unwrap_or_default());
+            Located::new(path, line, column, message)
         })
         .collect();
     located.sort_by_key(|error| (error.line, error.column));
@@ -203,8 +223,15 @@ fn restore_indexes(mut problem: Problem, removed: &BTreeMap<YamlPath, Vec<usize>
     if removed.is_empty() {
         return problem;
     }
+    problem.path = original_path(&problem.path, removed);
+    problem.first = problem.first.map(|first| original_path(&first, removed));
+    problem
+}
+
+/// `path` in the file before the nodes in `removed` were taken out.
+fn original_path(path: &YamlPath, removed: &BTreeMap<YamlPath, Vec<usize>>) -> YamlPath {
     let mut original = YamlPath::root();
-    for segment in &problem.path.0 {
+    for segment in &path.0 {
         let segment = match segment {
             Segment::Index(index) => {
                 let mut mapped = *index;
@@ -219,8 +246,7 @@ fn restore_indexes(mut problem: Problem, removed: &BTreeMap<YamlPath, Vec<usize>
         };
         original.0.push(segment);
     }
-    problem.path = original;
-    problem
+    original
 }
 
 #[cfg(test)]
@@ -237,5 +263,9 @@ mod tests_hooks;
 mod tests_mcp;
 #[cfg(test)]
 mod tests_permissions;
+#[cfg(test)]
+mod tests_resources;
+#[cfg(test)]
+mod tests_schemas;
 #[cfg(test)]
 mod tests_subagents;

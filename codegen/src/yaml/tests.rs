@@ -94,7 +94,7 @@ skills:
         ":5:19: tools.builtin[1]: `bsh` is not allowed here; did you mean `bash`?",
         ":6:14: tools.execution: `fast` is not allowed here; expected one of: sequential, parallel",
         ":11:16: tools.custom[0].command: the command uses `filtr`, which is not a parameter of the tool; did you mean `filter`?",
-        ":12:13: tools.custom[1].name: duplicate tool name `run_tests`; tool names must be unique",
+        ":12:13: tools.custom[1].name: duplicate tool name `run_tests`; first defined at 8:13",
         ":16:10: skills.dirs[0]: ",
     ];
     assert_eq!(found.len(), expected.len(), "{shown}");

@@ -104,9 +104,9 @@ fn server_names_are_valid_unique_and_give_distinct_tool_names() {
              (`mcp__<name>__<tool>`), like `files`",
             "agent.yaml:7:15: mcp.servers[2].name: \"my server\" cannot be an MCP server name; use letters, digits, \
              '_' and '-'",
-            "agent.yaml:8:15: mcp.servers[3].name: duplicate server name `a-b`; MCP server names must be unique",
+            "agent.yaml:8:15: mcp.servers[3].name: duplicate server name `a-b`; MCP server names must be unique; first defined at 5:15",
             "agent.yaml:9:15: mcp.servers[4].name: the servers `a-b` and `a_b` would give their tools the same \
-             names (`mcp__a_b__<tool>`: '-' becomes '_'); rename one of them",
+             names (`mcp__a_b__<tool>`: '-' becomes '_'); rename one of them; first defined at 5:15",
         ],
     );
     let found = mcp_errors("  servers:\n    - { url: 'https://a' }\n");

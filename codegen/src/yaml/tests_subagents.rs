@@ -80,9 +80,9 @@ subagents:
         &errors_of(dir.path(), "lead.yaml"),
         &[
             "lead.yaml:7:11: subagents[0].name: `read` is a built-in tool; give the sub-agent another name",
-            "lead.yaml:9:11: subagents[1].name: `deploy` is also a custom tool (tools.custom); give the sub-agent another name",
+            "lead.yaml:9:11: subagents[1].name: `deploy` is also a custom tool (tools.custom); give the sub-agent another name; first defined at 5:15",
             "lead.yaml:11:11: subagents[2].name: \"two words\" cannot be a tool name; use 1 to 64 letters, digits, '_' or '-'",
-            "lead.yaml:15:11: subagents[4].name: duplicate sub-agent name `explore`; each one is a tool of its own",
+            "lead.yaml:15:11: subagents[4].name: duplicate sub-agent name `explore`; each one is a tool of its own; first defined at 13:11",
         ],
     );
 }

@@ -16,6 +16,7 @@ fn resources(files: Vec<EmbeddedFile>) -> EmbeddedResources {
         files,
         skill_dirs: vec!["skills/0".to_owned()],
         prompt_dirs: vec!["prompts/0".to_owned()],
+        source_dirs: Vec::new(),
     }
 }
 

@@ -13,8 +13,8 @@ use super::yaml_commands::expand_prompt_command;
 use crate::AgentDefinition;
 use crate::definition::CommandDefinition;
 use crate::prompt::{
-    PromptTemplate, ResourceDiagnostic, ResourceLocations, Skill, expand_prompt_template, expand_skill_command,
-    load_prompt_templates, load_skills,
+    DiagnosticKind, PromptTemplate, ResourceDiagnostic, ResourceLocations, Skill, expand_prompt_template,
+    expand_skill_command, load_prompt_templates, load_skills,
 };
 
 /// What a run can expand prompts with and list in the system prompt.
@@ -102,10 +102,30 @@ pub fn collect_resources(
         locations(!args.no_prompt_templates, &args.prompt_templates, "prompts", &embedded.prompt_dirs);
     let skills = load_skills(&skill_locations);
     let templates = load_prompt_templates(&template_locations);
-    warnings.extend(skills.diagnostics.iter().chain(&templates.diagnostics).map(ResourceDiagnostic::message));
+    let diagnostics = skills.diagnostics.iter().chain(&templates.diagnostics);
+    warnings.extend(diagnostics.map(|diagnostic| located_warning(diagnostic, root.as_deref(), &embedded.source_dirs)));
     let resources =
         Resources { skills: skills.skills, templates: templates.templates, commands: definition.commands.clone() };
     (resources, warnings)
+}
+
+/// `path: message`, where a file unpacked from the binary is named as its author wrote it
+/// (`skills/review/SKILL.md`, not `<agent dir>/embedded/<name>-<hash>/skills/0/review/SKILL.md`).
+fn located_warning(diagnostic: &ResourceDiagnostic, root: Option<&Path>, source_dirs: &[(String, String)]) -> String {
+    let shown = |path: &Path| -> PathBuf {
+        let authored = root.and_then(|root| {
+            source_dirs.iter().find_map(|(dir, source)| {
+                let rest = path.strip_prefix(resource_dir(root, dir)?).ok()?;
+                Some(Path::new(source).join(rest))
+            })
+        });
+        authored.unwrap_or_else(|| path.to_path_buf())
+    };
+    let mut kind = diagnostic.kind.clone();
+    if let DiagnosticKind::Collision { winner, .. } = &mut kind {
+        *winner = shown(winner);
+    }
+    format!("{}: {kind}", shown(&diagnostic.path).display())
 }
 
 #[cfg(test)]

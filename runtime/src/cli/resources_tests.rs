@@ -28,6 +28,10 @@ fn definition() -> AgentDefinition {
             ],
             skill_dirs: vec!["skills/0".to_owned()],
             prompt_dirs: vec!["prompts/0".to_owned()],
+            source_dirs: vec![
+                ("skills/0".to_owned(), "skills".to_owned()),
+                ("prompts/0".to_owned(), "prompts".to_owned()),
+            ],
         },
         ..AgentDefinition::default()
     }
@@ -129,4 +133,44 @@ fn an_agent_resource_dir_outside_the_unpack_dir_is_ignored() {
     assert!(skill_named(&resources, "evil").is_none(), "{:?}", resources.skills);
     let triage = skill_named(&resources, "triage").expect("triage");
     assert_eq!(triage.source, crate::prompt::ResourceSource::Agent);
+}
+
+#[test]
+fn warnings_about_the_agents_own_files_name_the_authors_path() {
+    let place = place();
+    let mut definition = definition();
+    definition.resources.hash = "h2".to_owned();
+    definition.resources.files.extend([
+        file(
+            "skills/0/changelog/SKILL.md",
+            "---\nname: changelog\ndescription: Review: the diff\n---\nBody".to_owned(),
+        ),
+        file("skills/0/release/SKILL.md", skill("releases", "Cuts a release.")),
+        file("skills/0/twin/SKILL.md", skill("triage", "A second triage.")),
+    ]);
+    std::fs::create_dir_all(place.agent.join("skills/broken")).expect("mkdir");
+    std::fs::write(place.agent.join("skills/broken/SKILL.md"), "---\nname: broken\n---\n").expect("write");
+    let (_, warnings) = collect_resources(&definition, &args(&[]), &place.agent, &place.cwd, &Settings::default());
+    let user_skill = place.agent.join("skills/broken/SKILL.md");
+    assert_eq!(
+        warnings,
+        [
+            format!("{}: no description in the frontmatter, so the skill is skipped", user_skill.display()),
+            "skills/changelog/SKILL.md: invalid frontmatter at line 3, column 20: a plain value cannot contain `: `; \
+             quote the value"
+                .to_owned(),
+            "skills/release/SKILL.md: the name \"releases\" differs from the directory name \"release\"".to_owned(),
+            "skills/twin/SKILL.md: the name \"triage\" differs from the directory name \"twin\"".to_owned(),
+            format!(
+                "skills/review/SKILL.md: \"review\" is already provided by {}, so this one is skipped",
+                place.agent.join("skills/review/SKILL.md").display()
+            ),
+            "skills/twin/SKILL.md: \"triage\" is already provided by skills/triage/SKILL.md, so this one is skipped"
+                .to_owned(),
+            format!(
+                "prompts/fix.md: \"/fix\" is already provided by {}, so this one is skipped",
+                place.agent.join("prompts/fix.md").display()
+            ),
+        ]
+    );
 }

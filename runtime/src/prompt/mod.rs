@@ -4,8 +4,6 @@
 mod context_files;
 mod date_line;
 mod frontmatter;
-mod frontmatter_scalars;
-mod frontmatter_yaml;
 mod ignore_rules;
 mod resources;
 mod skill_discovery;

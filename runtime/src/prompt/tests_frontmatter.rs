@@ -25,6 +25,7 @@ fn as_json(value: &FrontmatterValue) -> Value {
         FrontmatterValue::Number(text) => number_value(text),
         FrontmatterValue::String(text) => Value::String(text.clone()),
         FrontmatterValue::Nested => Value::String("<nested>".to_owned()),
+        other => panic!("a value kind this test does not know: {other:?}"),
     }
 }
 

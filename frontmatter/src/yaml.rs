@@ -1,10 +1,8 @@
 //! The line-based parser behind `parse_frontmatter`: a flat block mapping whose values are plain,
 //! quoted or block scalars, with nested blocks and flow collections skipped as opaque values.
 
-use super::frontmatter::{FrontmatterError, FrontmatterValue};
-use super::frontmatter_scalars::{
-    Chomp, decode_double_quoted, find_closing_quote, fold_block, fold_quoted, resolve_plain,
-};
+use crate::scalars::{Chomp, decode_double_quoted, find_closing_quote, fold_block, fold_quoted, resolve_plain};
+use crate::{FrontmatterError, FrontmatterValue};
 
 /// Line-based parser for a flat block mapping.
 pub(super) struct MappingParser<'a> {
@@ -23,8 +21,26 @@ impl<'a> MappingParser<'a> {
         index + 2
     }
 
-    fn error(index: usize, reason: &str) -> FrontmatterError {
-        FrontmatterError { line: Self::file_line(index), reason: reason.to_owned() }
+    /// An error at the first non-blank character of line `index`.
+    fn error(&self, index: usize, reason: &str) -> FrontmatterError {
+        let line = self.lines.get(index).copied().unwrap_or_default();
+        let column = line.len() - line.trim_start().len() + 1;
+        FrontmatterError { line: Self::file_line(index), column, reason: reason.to_owned() }
+    }
+
+    /// An error where `part` (a slice of line `index`) starts; at the line's first character otherwise.
+    fn error_at(&self, index: usize, part: &str, reason: &str) -> FrontmatterError {
+        let line = self.lines.get(index).copied().unwrap_or_default();
+        let offset =
+            (part.as_ptr() as usize).checked_sub(line.as_ptr() as usize).filter(|offset| *offset <= line.len());
+        match offset.and_then(|offset| line.get(..offset)) {
+            Some(before) => FrontmatterError {
+                line: Self::file_line(index),
+                column: before.chars().count() + 1,
+                reason: reason.to_owned(),
+            },
+            None => self.error(index, reason),
+        }
     }
 
     pub(super) fn parse(mut self) -> Result<Vec<(String, FrontmatterValue)>, FrontmatterError> {
@@ -41,11 +57,12 @@ impl<'a> MappingParser<'a> {
                 continue;
             }
             if line.starts_with('\t') || line.get(indent_of(line)..).is_some_and(|rest| rest.starts_with('\t')) {
-                return Err(Self::error(index, "tabs cannot indent YAML"));
+                let tab = &line[indent_of(line)..];
+                return Err(self.error_at(index, tab, "tabs cannot indent YAML; indent with spaces"));
             }
             let indent = indent_of(line);
             if indent != self.base {
-                return Err(Self::error(index, "unexpected indentation"));
+                return Err(self.error(index, "unexpected indentation"));
             }
             let content = &line[indent..];
             let Some((key, rest)) = split_key(content) else {
@@ -57,10 +74,10 @@ impl<'a> MappingParser<'a> {
                     // A scalar document: not a mapping, so no fields.
                     return Ok(Vec::new());
                 }
-                return Err(Self::error(index, "expected a `key: value` line"));
+                return Err(self.error(index, "expected a `key: value` line"));
             };
             if fields.iter().any(|(existing, _)| *existing == key) {
-                return Err(Self::error(index, "duplicate key"));
+                return Err(self.error(index, "duplicate key"));
             }
             let (value, next) = self.parse_value(index, rest)?;
             fields.push((key, value));
@@ -88,12 +105,12 @@ impl<'a> MappingParser<'a> {
             Some('|') | Some('>') => self.block_scalar(index, rest),
             Some('"') | Some('\'') => self.quoted(index, rest),
             Some('[') | Some('{') => self.flow_collection(index, rest),
-            Some('*') => Err(Self::error(index, "aliases are not supported")),
+            Some('*') => Err(self.error_at(index, rest, "aliases are not supported")),
             Some('@') | Some('`') | Some('%') => {
-                Err(Self::error(index, "a plain value cannot start with this character"))
+                Err(self.error_at(index, rest, "a plain value cannot start with this character; quote the value"))
             }
             Some('-') if rest.len() == 1 || rest[1..].starts_with(' ') => {
-                Err(Self::error(index, "a sequence cannot start on the key's line"))
+                Err(self.error_at(index, rest, "a sequence cannot start on the key's line"))
             }
             Some(_) => self.plain(index, rest, forced_string),
         }
@@ -145,7 +162,7 @@ impl<'a> MappingParser<'a> {
                         if depth == 0 {
                             let tail = text[offset + 1..].trim();
                             if !tail.is_empty() && !tail.starts_with('#') {
-                                return Err(Self::error(line_index, "unexpected text after a flow collection"));
+                                return Err(self.error_at(line_index, tail, "unexpected text after a flow collection"));
                             }
                             return Ok((FrontmatterValue::Nested, line_index + 1));
                         }
@@ -156,7 +173,7 @@ impl<'a> MappingParser<'a> {
             line_index += 1;
             match self.lines.get(line_index) {
                 Some(next) => text = next,
-                None => return Err(Self::error(index, "unterminated flow collection")),
+                None => return Err(self.error_at(index, rest, "unterminated flow collection")),
             }
         }
     }
@@ -180,7 +197,7 @@ impl<'a> MappingParser<'a> {
         }
         let after = header[header_end..].trim();
         if !after.is_empty() && !after.starts_with('#') {
-            return Err(Self::error(index, "unexpected text after a block scalar indicator"));
+            return Err(self.error_at(index, after, "unexpected text after a block scalar indicator"));
         }
         let end = self.block_end(index);
         let body_lines = &self.lines[index + 1..end];
@@ -193,7 +210,7 @@ impl<'a> MappingParser<'a> {
             if line.trim().is_empty() {
                 lines.push(line.get(content_indent..).unwrap_or(""));
             } else if indent_of(line) < content_indent {
-                return Err(Self::error(index + 1 + offset, "a block scalar line is indented too little"));
+                return Err(self.error(index + 1 + offset, "a block scalar line is indented too little"));
             } else {
                 lines.push(&line[content_indent..]);
             }
@@ -224,18 +241,18 @@ impl<'a> MappingParser<'a> {
                 raw_lines.push(&text[..close]);
                 let tail = text[close + 1..].trim();
                 if !tail.is_empty() && !tail.starts_with('#') {
-                    return Err(Self::error(line_index, "unexpected text after a quoted value"));
+                    return Err(self.error_at(line_index, tail, "unexpected text after a quoted value"));
                 }
                 let value = fold_quoted(&raw_lines, quote);
                 return value
                     .map(|text| (FrontmatterValue::String(text), line_index + 1))
-                    .map_err(|reason| FrontmatterError { line: Self::file_line(index), reason: reason.to_owned() });
+                    .map_err(|reason| self.error_at(index, rest, reason));
             }
             raw_lines.push(text);
             line_index += 1;
             match self.lines.get(line_index) {
                 Some(next) if next.trim().is_empty() || indent_of(next) > self.base => text = next,
-                _ => return Err(Self::error(index, "unterminated quoted value")),
+                _ => return Err(self.error_at(index, rest, "unterminated quoted value")),
             }
         }
     }
@@ -247,8 +264,8 @@ impl<'a> MappingParser<'a> {
         forced_string: bool,
     ) -> Result<(FrontmatterValue, usize), FrontmatterError> {
         let first = strip_comment(rest).trim_end();
-        if has_mapping_indicator(first) {
-            return Err(Self::error(index, "a plain value cannot contain `: ` here"));
+        if let Some(colon) = mapping_indicator(first) {
+            return Err(self.error_at(index, &first[colon..], PLAIN_COLON));
         }
         let mut text = first.to_owned();
         let mut end = index + 1;
@@ -265,8 +282,8 @@ impl<'a> MappingParser<'a> {
                     break;
                 }
                 let piece = strip_comment(line.trim_start()).trim_end();
-                if has_mapping_indicator(piece) {
-                    return Err(Self::error(end, "a plain value cannot contain `: ` here"));
+                if let Some(colon) = mapping_indicator(piece) {
+                    return Err(self.error_at(end, &piece[colon..], PLAIN_COLON));
                 }
                 if pending_breaks == 0 {
                     text.push(' ');
@@ -334,10 +351,14 @@ fn ends_with_comment(text: &str) -> bool {
     strip_comment(text).len() != text.len()
 }
 
-/// A `: ` (or a trailing `:`) inside a plain scalar would start a nested mapping, which YAML rejects.
-fn has_mapping_indicator(text: &str) -> bool {
-    text.contains(": ") || text.contains(":\t") || text.ends_with(':')
+/// Where a `: ` (or a trailing `:`) inside a plain scalar would start a nested mapping, which YAML rejects.
+fn mapping_indicator(text: &str) -> Option<usize> {
+    let inside = [text.find(": "), text.find(":\t")].into_iter().flatten().min();
+    inside.or_else(|| text.ends_with(':').then(|| text.len() - 1))
 }
+
+/// Why a plain value holding `: ` is refused, and the fix.
+const PLAIN_COLON: &str = "a plain value cannot contain `: `; quote the value";
 
 fn indent_of(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()

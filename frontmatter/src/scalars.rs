@@ -1,7 +1,7 @@
 //! Scalar rules of the frontmatter reader: block-scalar folding and chomping, quoted-scalar folding
 //! and escapes, and YAML 1.2 core-schema resolution of plain values.
 
-use super::frontmatter::FrontmatterValue;
+use crate::FrontmatterValue;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Chomp {
