@@ -1,16 +1,11 @@
 //! pi-codegen: agent YAML -> validated spec -> generated Rust crate. The `pi-gen` binary and the
-//! `#[agent]` macro are thin layers over this library, which links the runtime only with the `cli` feature
-//! (for the mock model behind `pi-gen run --mock` and `pi-gen test`).
+//! `#[agent]` macro are thin layers over this library, which never links the runtime.
 
-#[cfg(feature = "cli")]
-pub mod agent_tests;
 pub mod build;
 pub mod emit;
 pub mod error;
 mod hash;
 pub mod lower;
-#[cfg(feature = "cli")]
-pub mod mock_model;
 pub mod problem;
 pub mod run_cache;
 pub mod scaffold;

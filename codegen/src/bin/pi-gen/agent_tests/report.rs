@@ -7,8 +7,8 @@ use similar::{ChangeTag, TextDiff};
 
 use super::case_file::TestFile;
 use super::expect::Failure;
-use crate::problem::Target;
-use crate::yaml::locate;
+use pi_codegen::problem::Target;
+use pi_codegen::yaml::locate;
 
 /// The longest diff shown, in lines; the rest is counted.
 const MAX_DIFF_LINES: usize = 40;

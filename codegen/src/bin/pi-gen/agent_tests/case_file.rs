@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::{Located, SpecError};
-use crate::problem::{Target, YamlPath};
-use crate::yaml::locate;
+use pi_codegen::error::{Located, SpecError};
+use pi_codegen::problem::{Target, YamlPath};
+use pi_codegen::yaml::locate;
 use pi_runtime::testing::{MockScript, MockScriptError};
 
 /// A test file's cases, with the file's text (for locating expectations in reports).

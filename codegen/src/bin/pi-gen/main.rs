@@ -5,6 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod agent_tests;
+mod mock_model;
+
 use clap::{Parser, Subcommand};
 use pi_codegen::{BuildRequest, SpecError, build_agent, load_spec};
 
@@ -110,7 +113,7 @@ fn main() -> ExitCode {
             run_with_mock(&file, release, &script, log, &args)
         }
         Commands::Test { file, tests, release, keep, filter, binary } => {
-            test(&file, tests, pi_codegen::agent_tests::TestOptions { release, keep, filter, binary })
+            test(&file, tests, crate::agent_tests::TestOptions { release, keep, filter, binary })
         }
         Commands::MockLlm { script, port, log } => success(mock_llm(script, port, log)),
     };
@@ -209,7 +212,7 @@ fn run_with_mock(
     let script = MockScript::from_file(script)?;
     let spec = load_spec(file)?;
     let binary = build_cached(file, release)?;
-    let target = pi_codegen::mock_model::MockTarget::for_spec(&spec);
+    let target = crate::mock_model::MockTarget::for_spec(&spec);
     let scratch = tempfile::Builder::new().prefix("pi-gen-run-").tempdir()?;
     let agent_dir = scratch.path().join("agent");
     let total = script.responses.len();
@@ -276,9 +279,9 @@ fn build_cached(file: &std::path::Path, release: bool) -> anyhow::Result<PathBuf
 fn test(
     file: &std::path::Path,
     tests: Vec<PathBuf>,
-    options: pi_codegen::agent_tests::TestOptions,
+    options: crate::agent_tests::TestOptions,
 ) -> anyhow::Result<ExitCode> {
-    let tests = if tests.is_empty() { pi_codegen::agent_tests::default_test_files(file) } else { tests };
+    let tests = if tests.is_empty() { crate::agent_tests::default_test_files(file) } else { tests };
     if tests.is_empty() {
         let dir = file.parent().unwrap_or_else(|| std::path::Path::new("")).join("tests");
         anyhow::bail!(
@@ -289,7 +292,7 @@ fn test(
         );
     }
     let mut stdout = std::io::stdout().lock();
-    let summary = pi_codegen::agent_tests::run_tests(file, &tests, &options, &mut stdout)?;
+    let summary = crate::agent_tests::run_tests(file, &tests, &options, &mut stdout)?;
     Ok(if summary.failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

@@ -11,13 +11,13 @@ mod report;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use case_file::{DEFAULT_TIMEOUT_SECS, Expect, FileExpect, TestCase, TestFile, ToolExpect, load_test_file};
-pub use expect::{Failure, check, contains_value};
-pub use observe::{AgentUnderTest, Observed, ObservedCall, read_events, run_case};
+use case_file::{TestCase, load_test_file};
+use expect::check;
+use observe::{AgentUnderTest, run_case};
 
-use crate::error::SpecError;
 use crate::mock_model::MockTarget;
-use crate::yaml::load_spec;
+use pi_codegen::error::SpecError;
+use pi_codegen::yaml::load_spec;
 
 /// How `pi-gen test` runs.
 #[derive(Debug, Clone, Default)]
@@ -81,11 +81,11 @@ pub fn run_tests(
             return Err(SpecError::Scaffold(format!("{} is not a file; build the agent first", binary.display())));
         }
         None => {
-            let binary = crate::run_cache::cached_binary(spec_path, options.release)?;
+            let binary = pi_codegen::run_cache::cached_binary(spec_path, options.release)?;
             if !binary.is_file() {
-                let mut request = crate::BuildRequest::new(spec_path).with_output(&binary);
+                let mut request = pi_codegen::BuildRequest::new(spec_path).with_output(&binary);
                 request.release = options.release;
-                crate::build_agent(&request)?;
+                pi_codegen::build_agent(&request)?;
             }
             binary
         }

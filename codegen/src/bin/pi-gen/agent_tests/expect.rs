@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::case_file::{Expect, FileExpect, TestCase, file_expect};
 use super::observe::{Observed, ObservedCall};
-use crate::problem::YamlPath;
+use pi_codegen::problem::YamlPath;
 
 /// One expectation that did not hold.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::spec::AgentSpec;
+use pi_codegen::spec::AgentSpec;
 
 /// The provider name the scratch models.json defines.
 pub const MOCK_PROVIDER: &str = "mock";
@@ -97,7 +97,7 @@ impl MockTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::parse_spec;
+    use pi_codegen::yaml::parse_spec;
 
     fn spec(yaml: &str) -> AgentSpec {
         parse_spec(Path::new("agent.yaml"), yaml).expect("valid spec")
