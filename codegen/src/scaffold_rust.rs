@@ -162,8 +162,7 @@ fn main() -> ExitCode {{
     let skill = "---\nname: count-todos\ndescription: Count the TODO comments of a file with line_stats\n---\n\n\
                  Call `line_stats` with `contains: \"TODO\"` for each file the user names, then report the counts.\n"
         .to_owned();
-    let env_prefix: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    let agent_dir_env = format!("{}_DIR", crate::spec::default_env_prefix(name));
     let readme = format!(
         r#"# {name}
 
@@ -179,7 +178,7 @@ cargo build && pi-gen test {name}.yaml --binary target/debug/{name}    # the cas
 The crate depends on `pi-macros` and `pi-runtime` by path, from the pi-gen checkout that wrote it, and
 its `Cargo.lock` is that checkout's, so it builds with the versions pi-gen was tested with and resolves
 nothing new. The agent keeps its settings, sessions and keys in `~/.{name}/agent`, or in
-`${env_prefix}_AGENT_DIR` when set.
+`${agent_dir_env}` when set.
 
 Each `handler: rust` tool is one method of the trait `{type_name}Tools`, taking an argument struct named
 after the tool (`line_stats` → `LineStatsArgs`) whose fields follow the parameter schema:

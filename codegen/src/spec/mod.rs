@@ -326,17 +326,18 @@ pub fn is_binary_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// The environment-variable prefix of an agent named `name` that sets none: `<NAME>_AGENT`, upper-cased,
+/// with every other character as `_`.
+pub fn default_env_prefix(name: &str) -> String {
+    let stem: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    format!("{stem}_AGENT")
+}
+
 impl AgentSpec {
     /// The environment-variable prefix (`<NAME>_AGENT` unless set).
     pub fn env_prefix(&self) -> String {
-        self.env_prefix.clone().unwrap_or_else(|| {
-            let stem: String = self
-                .name
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
-                .collect();
-            format!("{stem}_AGENT")
-        })
+        self.env_prefix.clone().unwrap_or_else(|| default_env_prefix(&self.name))
     }
 
     /// The environment variable naming the global agent directory.
