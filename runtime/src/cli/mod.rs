@@ -32,6 +32,7 @@ mod resolve;
 mod resources;
 pub mod rpc;
 mod run_defaults;
+mod serve;
 mod session_select;
 mod settings;
 mod settings_store;
@@ -90,6 +91,10 @@ pub fn run_with_extensions(
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().is_some_and(|first| first == "mcp") {
         return mcp::run_mcp_command(&definition, &raw[1..]);
+    }
+    // `<agent> serve`: sessions behind an HTTP API.
+    if raw.first().is_some_and(|first| first == "serve") {
+        return serve::run_serve(&definition, &raw[1..], rust_tools, extensions);
     }
     // `<agent> login [provider]` / `<agent> logout [provider]`: the shell's way to /login and /logout.
     if let Some(command @ ("login" | "logout")) = raw.first().map(String::as_str) {

@@ -208,7 +208,7 @@ pub(super) fn write_json(value: &impl serde::Serialize) {
     }
 }
 
-fn write_line(line: &str) {
+pub(super) fn write_line(line: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(line.as_bytes());
     let _ = stdout.write_all(b"\n");

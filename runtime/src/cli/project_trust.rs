@@ -240,13 +240,18 @@ pub type AskTrust<'a> = &'a mut dyn FnMut(&Path, &[TrustChoice]) -> Option<usize
 /// project cannot raise it before it is trusted); at 0.73 nothing is decided and the files are used, as
 /// in pi 0.73. `ask` is the interactive question; without it an undecided folder is not trusted.
 pub(super) fn decide(definition: &AgentDefinition, args: &mut CliArgs, ask: Option<AskTrust<'_>>) {
+    let Ok(cwd) = std::env::current_dir() else { return };
+    decide_in(definition, args, ask, &cwd);
+}
+
+/// [`decide`] for a run in `cwd` (a `serve` session's own directory).
+pub(crate) fn decide_in(definition: &AgentDefinition, args: &mut CliArgs, ask: Option<AskTrust<'_>>, cwd: &Path) {
     let agent_dir = super::paths::agent_dir(definition);
     let (global, _) = Settings::load(&agent_dir, None);
     let level = args.pi_compat.or_else(|| global.global_string("piCompat").and_then(|value| value.parse().ok()));
     if !level.unwrap_or(definition.pi_compat).is_v1_5() {
         return;
     }
-    let Ok(cwd) = std::env::current_dir() else { return };
     let default = match global.global_string(DEFAULT_PROJECT_TRUST_KEY) {
         Some(value) => DefaultProjectTrust::parse(value).unwrap_or_else(|| {
             eprintln!("Warning: settings \"{DEFAULT_PROJECT_TRUST_KEY}\" is \"{value}\", expected ask, always or never; asking");
@@ -257,7 +262,7 @@ pub(super) fn decide(definition: &AgentDefinition, args: &mut CliArgs, ask: Opti
     let store = TrustStore::new(&agent_dir);
     let mut warnings = Vec::new();
     let home = super::paths::home_dir();
-    let standing = standing(&cwd, &definition.config_dir, &home, &store, args.trust_flag(), default, &mut warnings);
+    let standing = standing(cwd, &definition.config_dir, &home, &store, args.trust_flag(), default, &mut warnings);
     for warning in warnings {
         eprintln!("Warning: {warning}");
     }
@@ -265,8 +270,8 @@ pub(super) fn decide(definition: &AgentDefinition, args: &mut CliArgs, ask: Opti
         (TrustStanding::Decided(trusted), _) => trusted,
         (TrustStanding::Ask, None) => false,
         (TrustStanding::Ask, Some(ask)) => {
-            let choices = trust_choices(&cwd, true);
-            match ask(&cwd, &choices).and_then(|index| choices.get(index)) {
+            let choices = trust_choices(cwd, true);
+            match ask(cwd, &choices).and_then(|index| choices.get(index)) {
                 Some(choice) => {
                     if !choice.updates.is_empty()
                         && let Err(problem) = store.save(&choice.updates)

@@ -95,7 +95,7 @@ pub fn open_session(
 
 /// The directory sessions go straight into, if any: `--session-dir`, else the agent's session-dir
 /// environment variable, else the YAML's `session.dir` (each with `~` expanded).
-fn session_dir_override(
+pub(super) fn session_dir_override(
     definition: &AgentDefinition,
     args: &CliArgs,
     env: impl Fn(&str) -> Option<std::ffi::OsString>,

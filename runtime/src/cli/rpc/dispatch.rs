@@ -13,13 +13,13 @@ use tokio_util::sync::CancellationToken;
 use super::command::{ParsedLine, RawReply, RpcCommand, RpcReply, parse_line};
 use super::entries::{entries_json, tree_json};
 use super::export::export_session;
+use super::output::RpcOutput;
 use super::prompt_run::{Disposition, PendingAck, PromptRun, accepted, parse_streaming_behavior, still_working};
 use super::state::{available_thinking_levels, fork_messages, model_json, session_state, slash_commands};
 use super::user_bash::run_user_bash_streaming;
 use crate::agent::QueueMode;
 use crate::agent_session::{AgentSession, ForkOutcome, PromptOptions, StreamingBehavior};
 use crate::cli::model_catalog::ModelCatalog;
-use crate::cli::modes::write_json;
 use crate::cli::pending_queue::PendingQueue;
 use crate::cli::resources::Resources;
 use crate::cli::yaml_commands::{
@@ -47,10 +47,16 @@ pub struct Rpc {
     tasks: RefCell<Vec<JoinHandle<()>>>,
     /// A prompt has been accepted and has not finished (true before the agent starts streaming).
     busy: Rc<RefCell<bool>>,
+    /// Woken whenever a prompt finishes.
+    prompt_done: Rc<tokio::sync::Notify>,
     /// The pi release whose replies this session gives.
     level: PiCompat,
+    /// Prompts are acknowledged as their run starts, with a disposition (see [`PromptRun::hold_ack`]).
+    hold_ack: bool,
     /// A pi 1.5 prompt's acknowledgement, until its run starts.
     ack: PendingAck,
+    /// Where replies and events go.
+    pub(crate) out: RpcOutput,
 }
 
 impl Rpc {
@@ -79,23 +85,36 @@ impl Rpc {
             deferred,
             tasks,
             busy,
+            prompt_done: Rc::default(),
             level,
+            hold_ack: false,
             ack,
+            out: RpcOutput::stdout(),
         }
     }
 
     /// Answers as pi `level` does; a pi 1.5 prompt's acknowledgement waits in `ack` until its run starts.
     pub fn at_level(self, level: PiCompat, ack: PendingAck) -> Self {
-        Self { level, ack, ..self }
+        Self { level, ack, hold_ack: level.is_v1_5(), ..self }
+    }
+
+    /// Acknowledges every prompt as its run starts, with its disposition, whatever the level (`serve`).
+    pub fn holding_acks(self) -> Self {
+        Self { hold_ack: true, ..self }
+    }
+
+    /// Sends replies and events to `out` instead of stdout.
+    pub fn with_output(self, out: RpcOutput) -> Self {
+        Self { out, ..self }
     }
 
     /// Parses and carries out one stdin line, printing its reply (now, or when its work ends).
     pub async fn handle_line(&self, line: &str) {
         match parse_line(line) {
-            ParsedLine::Invalid(reply) => write_json(&reply),
+            ParsedLine::Invalid(reply) => self.out.reply(&reply),
             ParsedLine::Command { id, command } => {
                 if let Some(reply) = self.run(id, command).await {
-                    write_json(&reply);
+                    self.out.reply(&reply);
                 }
             }
         }
@@ -122,8 +141,31 @@ impl Rpc {
         }
     }
 
-    /// The reply to print now; `None` when a background task prints it later.
-    async fn run(&self, id: Option<Value>, command: RpcCommand) -> Option<RpcReply> {
+    /// Whether a prompt has been accepted and not finished, or the agent is streaming.
+    pub(crate) fn is_busy(&self) -> bool {
+        *self.busy.borrow() || self.session.agent().is_streaming()
+    }
+
+    /// The id of the session now open (a fork or a switch changes it).
+    pub(crate) fn session_id(&self) -> String {
+        self.session.manager().session_id().to_owned()
+    }
+
+    /// Waits until no accepted prompt is running (at once when none is).
+    pub(crate) async fn prompts_done(&self) {
+        loop {
+            let notified = self.prompt_done.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !*self.busy.borrow() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// The reply to send now; `None` when a background task sends it later.
+    pub(crate) async fn run(&self, id: Option<Value>, command: RpcCommand) -> Option<RpcReply> {
         let session = &self.session;
         let reply = match command {
             RpcCommand::Prompt { message, images, streaming_behavior } => {
@@ -133,21 +175,21 @@ impl Rpc {
                 Some(error) => RpcReply::failure(id, Some("steer"), error),
                 None => {
                     self.queue(message, images, StreamingBehavior::Steer);
-                    accepted(self.level, id, "steer", Disposition::Queued)
+                    accepted(self.hold_ack, id, "steer", Disposition::Queued)
                 }
             },
             RpcCommand::FollowUp { message, images } => match queue_refusal(&self.resources.commands, &message) {
                 Some(error) => RpcReply::failure(id, Some("follow_up"), error),
                 None => {
                     self.queue(message, images, StreamingBehavior::FollowUp);
-                    accepted(self.level, id, "follow_up", Disposition::Queued)
+                    accepted(self.hold_ack, id, "follow_up", Disposition::Queued)
                 }
             },
             RpcCommand::ClearQueue => {
                 let (steering, follow_up) = self.pending.texts();
                 self.pending.take_all();
                 session.agent().clear_all_queues();
-                write_json(&SessionOnlyEvent::QueueUpdate { steering: Vec::new(), follow_up: Vec::new() });
+                self.out.event(&SessionOnlyEvent::QueueUpdate { steering: Vec::new(), follow_up: Vec::new() });
                 RpcReply::with_data(id, "clear_queue", json!({ "steering": steering, "followUp": follow_up }))
             }
             RpcCommand::GetAvailableThinkingLevels => {
@@ -156,11 +198,11 @@ impl Rpc {
             }
             RpcCommand::GetEntries { since } => {
                 let text = entries_json(&session.manager(), since.as_ref());
-                return raw_reply(id, "get_entries", text);
+                return self.raw_reply(id, "get_entries", text);
             }
             RpcCommand::GetTree => {
                 let text = tree_json(&session.manager());
-                return raw_reply(id, "get_tree", text);
+                return self.raw_reply(id, "get_tree", text);
             }
             RpcCommand::Abort => {
                 session.abort();
@@ -214,7 +256,7 @@ impl Rpc {
             RpcCommand::Compact { custom_instructions } => return self.compact(id, custom_instructions),
             RpcCommand::SetSessionName { name } => match session.set_session_name(&name) {
                 Ok(()) => {
-                    write_json(&SessionOnlyEvent::SessionInfoChanged { name: name.trim().to_owned() });
+                    self.out.event(&SessionOnlyEvent::SessionInfoChanged { name: name.trim().to_owned() });
                     RpcReply::ok(id, "set_session_name")
                 }
                 Err(error) => RpcReply::failure(id, Some("set_session_name"), error.to_string()),
@@ -290,7 +332,7 @@ impl Rpc {
                 Some(Err(error)) => return Some(RpcReply::failure(id, Some("prompt"), error)),
                 Some(Ok(behavior)) => self.queue(message, images, behavior),
             }
-            return Some(accepted(self.level, id, "prompt", Disposition::Queued));
+            return Some(accepted(self.hold_ack, id, "prompt", Disposition::Queued));
         }
         let run = self.prompt_run();
         run.acknowledge(id.clone());
@@ -303,7 +345,7 @@ impl Rpc {
 
     /// Runs what extensions asked for while the agent was idle, unless a prompt runs (it runs them itself
     /// when it ends).
-    pub(super) fn run_deferred(&self) {
+    pub(crate) fn run_deferred(&self) {
         if *self.busy.borrow() || self.session.agent().is_streaming() || !self.session.has_deferred() {
             return;
         }
@@ -316,9 +358,11 @@ impl Rpc {
         PromptRun {
             session: self.session.clone(),
             busy: self.busy.clone(),
+            done: self.prompt_done.clone(),
             deferred: self.deferred.clone(),
-            level: self.level,
+            hold_ack: self.hold_ack,
             ack: self.ack.clone(),
+            out: self.out.clone(),
         }
     }
 
@@ -341,13 +385,13 @@ impl Rpc {
             match outcome.unwrap_or_else(|| YamlCommandOutcome::Error(format!("{message}: no such command"))) {
                 YamlCommandOutcome::Prompt(text) if *run.busy.borrow() || run.session.agent().is_streaming() => {
                     let behavior = match behavior.as_deref().map(parse_streaming_behavior) {
-                        None => return write_json(&still_working(id)),
-                        Some(Err(error)) => return write_json(&RpcReply::failure(id, Some("prompt"), error)),
+                        None => return run.out.reply(&still_working(id)),
+                        Some(Err(error)) => return run.out.reply(&RpcReply::failure(id, Some("prompt"), error)),
                         Some(Ok(behavior)) => behavior,
                     };
                     let delivered = run.session.queue_message(text.clone(), options.images, behavior);
-                    write_json(&pending.push(&text, &delivered, behavior));
-                    write_json(&accepted(run.level, id, "prompt", Disposition::Queued));
+                    run.out.event(&pending.push(&text, &delivered, behavior));
+                    run.out.reply(&accepted(run.hold_ack, id, "prompt", Disposition::Queued));
                 }
                 YamlCommandOutcome::Prompt(text) => {
                     run.acknowledge(id.clone());
@@ -355,10 +399,10 @@ impl Rpc {
                     run.run(id, text, options).await;
                 }
                 YamlCommandOutcome::Show(output) => {
-                    write_json(&accepted(run.level, id, "prompt", Disposition::Handled));
-                    write_json(&notify_request(&output, false));
+                    run.out.reply(&accepted(run.hold_ack, id, "prompt", Disposition::Handled));
+                    run.out.event(&notify_request(&output, false));
                 }
-                YamlCommandOutcome::Error(error) => write_json(&RpcReply::failure(id, Some("prompt"), error)),
+                YamlCommandOutcome::Error(error) => run.out.reply(&RpcReply::failure(id, Some("prompt"), error)),
             }
         });
         self.keep(task);
@@ -367,7 +411,7 @@ impl Rpc {
 
     fn queue(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {
         let delivered = self.session.queue_message(text.clone(), images, behavior);
-        write_json(&self.pending.push(&text, &delivered, behavior));
+        self.out.event(&self.pending.push(&text, &delivered, behavior));
     }
 
     /// Runs the user's command in the background and replies with its result; the output joins the
@@ -379,10 +423,11 @@ impl Rpc {
         let (session, env, busy, deferred) =
             (self.session.clone(), self.tool_env.clone(), self.busy.clone(), self.deferred.clone());
         let stream = self.level.is_v1_5();
+        let out = self.out.clone();
         let task = tokio::task::spawn_local(async move {
             let on_delta = |delta: &str| {
                 if stream {
-                    write_json(&BashUpdate { kind: "bash_execution_update", id: id.as_ref(), delta });
+                    out.event(&BashUpdate { kind: "bash_execution_update", id: id.as_ref(), delta });
                 }
             };
             let reply = match run_user_bash_streaming(&env, &command, &cancel, on_delta).await {
@@ -402,7 +447,7 @@ impl Rpc {
                 }
                 Err(error) => RpcReply::failure(id, Some("bash"), error),
             };
-            write_json(&reply);
+            out.reply(&reply);
         });
         self.keep(task);
         None
@@ -410,17 +455,28 @@ impl Rpc {
 
     /// Compacts in the background (it aborts a running prompt first, as pi does) and replies when done.
     fn compact(&self, id: Option<Value>, instructions: Option<String>) -> Option<RpcReply> {
-        let session = self.session.clone();
+        let (session, out) = (self.session.clone(), self.out.clone());
         let task = tokio::task::spawn_local(async move {
             let reply = match session.compact_now(instructions.as_deref()).await {
                 Ok(Some(result)) => RpcReply::with_data(id, "compact", result),
                 Ok(None) => RpcReply::failure(id, Some("compact"), crate::agent_session::NOTHING_TO_COMPACT),
                 Err(error) => RpcReply::failure(id, Some("compact"), error),
             };
-            write_json(&reply);
+            out.reply(&reply);
         });
         self.keep(task);
         None
+    }
+
+    /// Sends a reply whose data is JSON text already; returns the failure to send instead when there is none.
+    fn raw_reply(&self, id: Option<Value>, command: &'static str, data: Result<String, String>) -> Option<RpcReply> {
+        match data.and_then(|text| RawReply::new(id.clone(), command, text).map_err(|error| error.to_string())) {
+            Ok(reply) => {
+                self.out.raw_reply(&reply);
+                None
+            }
+            Err(error) => Some(RpcReply::failure(id, Some(command), error)),
+        }
     }
 
     /// Keeps a background task so the end of stdin can wait for it; finished ones are dropped.
@@ -439,17 +495,6 @@ struct BashUpdate<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a Value>,
     delta: &'a str,
-}
-
-/// Prints a reply whose data is JSON text already; the failure to print instead when there is none.
-fn raw_reply(id: Option<Value>, command: &'static str, data: Result<String, String>) -> Option<RpcReply> {
-    match data.and_then(|text| RawReply::new(id.clone(), command, text).map_err(|error| error.to_string())) {
-        Ok(reply) => {
-            write_json(&reply);
-            None
-        }
-        Err(error) => Some(RpcReply::failure(id, Some(command), error)),
-    }
 }
 
 fn parse_queue_mode(mode: &str) -> Result<QueueMode, String> {

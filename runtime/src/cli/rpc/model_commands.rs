@@ -7,7 +7,6 @@ use super::command::RpcReply;
 use super::dispatch::Rpc;
 use super::state::model_json;
 use crate::ai::ThinkingLevel;
-use crate::cli::modes::write_json;
 use crate::extension::ModelSelectSource;
 use crate::protocol::SessionOnlyEvent;
 
@@ -21,7 +20,7 @@ impl Rpc {
         match self.session.set_thinking_level(level) {
             Ok(now) => {
                 if now != before {
-                    write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: now.as_str().to_owned() });
+                    self.out.event(&SessionOnlyEvent::ThinkingLevelChanged { level: now.as_str().to_owned() });
                 }
                 RpcReply::ok(id, "set_thinking_level")
             }
@@ -32,7 +31,7 @@ impl Rpc {
     pub(super) fn cycle_thinking_level(&self, id: Option<Value>) -> RpcReply {
         match self.session.cycle_thinking_level() {
             Ok(Some(level)) => {
-                write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: level.as_str().to_owned() });
+                self.out.event(&SessionOnlyEvent::ThinkingLevelChanged { level: level.as_str().to_owned() });
                 RpcReply::with_data(id, "cycle_thinking_level", json!({ "level": level.as_str() }))
             }
             Ok(None) => RpcReply::with_data(id, "cycle_thinking_level", Value::Null),
@@ -57,7 +56,7 @@ impl Rpc {
             .await
             .map_err(|error| error.to_string())?;
         if level != before {
-            write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: level.as_str().to_owned() });
+            self.out.event(&SessionOnlyEvent::ThinkingLevelChanged { level: level.as_str().to_owned() });
         }
         Ok((printed, level))
     }
@@ -97,7 +96,7 @@ impl Rpc {
         if let Some(wanted) = target.thinking {
             match self.session.set_thinking_level(wanted) {
                 Ok(applied) if applied != level => {
-                    write_json(&SessionOnlyEvent::ThinkingLevelChanged { level: applied.as_str().to_owned() });
+                    self.out.event(&SessionOnlyEvent::ThinkingLevelChanged { level: applied.as_str().to_owned() });
                     level = applied;
                 }
                 Ok(_) => {}

@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::command::RpcReply;
+use super::output::RpcOutput;
 use crate::agent_session::{AgentSession, PromptOptions, StreamingBehavior};
-use crate::cli::modes::write_json;
-use crate::protocol::{AgentMessage, PiCompat};
+use crate::protocol::AgentMessage;
 
 /// What became of a prompt, `steer` or `follow_up` (pi 1.5's `data.disposition`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,9 +39,9 @@ impl Disposition {
     }
 }
 
-/// The success reply to `command` at `level`: bare for pi 0.73, with the disposition for pi 1.5.
-pub(super) fn accepted(level: PiCompat, id: Option<Value>, command: &str, disposition: Disposition) -> RpcReply {
-    if level.is_v1_5() {
+/// The success reply to `command`: bare as pi 0.73 gives it, or with the disposition (pi 1.5, `serve`).
+pub(super) fn accepted(with_disposition: bool, id: Option<Value>, command: &str, disposition: Disposition) -> RpcReply {
+    if with_disposition {
         RpcReply::with_data(id, command, json!({ "disposition": disposition.as_str() }))
     } else {
         RpcReply::ok(id, command)
@@ -73,19 +73,23 @@ impl PendingAck {
 pub(super) struct PromptRun {
     pub(super) session: Rc<AgentSession>,
     pub(super) busy: Rc<RefCell<bool>>,
+    /// Woken when the prompt finishes.
+    pub(super) done: Rc<tokio::sync::Notify>,
     pub(super) deferred: Rc<RefCell<Vec<AgentMessage>>>,
-    pub(super) level: PiCompat,
+    /// Acknowledge as the run starts, with a disposition (pi 1.5, `serve`), rather than at once (pi 0.73).
+    pub(super) hold_ack: bool,
     pub(super) ack: PendingAck,
+    pub(super) out: RpcOutput,
 }
 
 impl PromptRun {
     /// Acknowledges a prompt about to run: pi 0.73 now, pi 1.5 as its run starts (see [`PendingAck`]).
     pub(super) fn acknowledge(&self, id: Option<Value>) {
-        let ack = accepted(self.level, id, "prompt", Disposition::Started);
-        if self.level.is_v1_5() {
+        let ack = accepted(self.hold_ack, id, "prompt", Disposition::Started);
+        if self.hold_ack {
             self.ack.hold(ack);
         } else {
-            write_json(&ack);
+            self.out.reply(&ack);
         }
     }
 
@@ -105,20 +109,21 @@ impl PromptRun {
 
     fn finish(self, id: Option<Value>, outcome: Result<(), crate::agent::AgentError>) {
         *self.busy.borrow_mut() = false;
+        self.done.notify_waiters();
         for message in self.deferred.borrow_mut().drain(..) {
             if let Err(error) = self.session.record_message(message) {
                 eprintln!("Error: cannot save a command's output: {error}");
             }
         }
         // Still held: the prompt ended without starting a run.
-        let held = if self.level.is_v1_5() { self.ack.release() } else { None };
+        let held = if self.hold_ack { self.ack.release() } else { None };
         match (outcome, held) {
-            (Ok(()), Some(held)) => write_json(&accepted(self.level, held.id, "prompt", Disposition::Handled)),
+            (Ok(()), Some(held)) => self.out.reply(&accepted(self.hold_ack, held.id, "prompt", Disposition::Handled)),
             (Ok(()), None) => {}
-            (Err(error), Some(held)) => write_json(&RpcReply::failure(held.id, Some("prompt"), error.to_string())),
+            (Err(error), Some(held)) => self.out.reply(&RpcReply::failure(held.id, Some("prompt"), error.to_string())),
             // pi 1.5 answers a prompt once; what goes wrong after its run started shows in the events.
-            (Err(error), None) if self.level.is_v1_5() => eprintln!("Error: {error}"),
-            (Err(error), None) => write_json(&RpcReply::failure(id, Some("prompt"), error.to_string())),
+            (Err(error), None) if self.hold_ack => eprintln!("Error: {error}"),
+            (Err(error), None) => self.out.reply(&RpcReply::failure(id, Some("prompt"), error.to_string())),
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
-use super::super::modes::write_json;
+use super::output::RpcOutput;
 use crate::agent::BoxFuture;
 use crate::extension::{ExtensionUi, NotifyLevel, UiRequest, UiResponse};
 
@@ -52,6 +52,7 @@ impl PendingDialogs {
 /// The extensions' UI in RPC mode.
 pub struct RpcUi {
     pub pending: PendingDialogs,
+    pub out: RpcOutput,
 }
 
 impl ExtensionUi for RpcUi {
@@ -59,11 +60,11 @@ impl ExtensionUi for RpcUi {
         let id = uuid::Uuid::new_v4().to_string();
         let line = request_line(&id, &request);
         if !request.is_dialog() {
-            write_json(&line);
+            self.out.event(&line);
             return Box::pin(async { UiResponse::Done });
         }
         let answer = self.pending.wait_for(&id);
-        write_json(&line);
+        self.out.event(&line);
         let confirm = matches!(request, UiRequest::Confirm { .. });
         Box::pin(async move {
             match answer.await {

@@ -1,0 +1,356 @@
+//! The HTTP API of `serve`: sessions, the RPC verbs as routes, the events as server-sent events, export.
+//! Every verb becomes the RPC command of the same name, so `--mode rpc` and `serve` answer alike.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, oneshot};
+
+use super::actor::{PromptAccepted, Request as SessionRequest};
+use super::api_error::ApiError;
+use super::auth::require_token;
+use super::registry::{NewSession, Registry, SessionHandle};
+use crate::cli::rpc::RpcCommand;
+use crate::protocol::ImageContent;
+
+/// What every handler reaches.
+#[derive(Clone)]
+pub struct AppState {
+    pub registry: Arc<Registry>,
+    pub token: Option<Arc<str>>,
+    /// One permit per prompt that may run at once.
+    pub turns: Arc<Semaphore>,
+    pub max_image_bytes: usize,
+}
+
+/// The seconds a client is asked to wait when every turn is taken.
+const TURNS_RETRY_AFTER_SECONDS: u64 = 2;
+
+/// The API's routes; `max_body_bytes` bounds every request body.
+pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let sessions = Router::new()
+        .route("/v1/sessions", post(create_session).get(list_sessions))
+        .route("/v1/sessions/{id}", get(session_state).delete(delete_session))
+        .route("/v1/sessions/{id}/prompt", post(prompt))
+        .route("/v1/sessions/{id}/steer", post(steer))
+        .route("/v1/sessions/{id}/follow_up", post(follow_up))
+        .route("/v1/sessions/{id}/abort", post(abort))
+        .route("/v1/sessions/{id}/compact", post(compact))
+        .route("/v1/sessions/{id}/fork", post(fork))
+        .route("/v1/sessions/{id}/model", post(set_model))
+        .route("/v1/sessions/{id}/thinking", post(set_thinking))
+        .route("/v1/sessions/{id}/events", get(events))
+        .route("/v1/sessions/{id}/export.jsonl", get(export_jsonl))
+        .route("/v1/sessions/{id}/ui/{request_id}", post(answer_dialog))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_token));
+    Router::new()
+        .route("/healthz", get(|| async { axum::Json(json!({ "ok": true })) }))
+        .merge(sessions)
+        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .with_state(state)
+}
+
+/// A JSON body read with the API's own refusals (an empty body reads as `{}`; no content type needed).
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "body_too_large",
+                    "the request body is larger than the server takes (serve --max-body)",
+                )
+            } else {
+                ApiError::bad_request(rejection.body_text())
+            }
+        })?;
+        let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
+        serde_json::from_slice(text)
+            .map(ApiJson)
+            .map_err(|error| ApiError::bad_request(format!("the request body: {error}")))
+    }
+}
+
+async fn create_session(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<NewSession>,
+) -> Result<Response, ApiError> {
+    let (id, _) = state.registry.create(request).await?;
+    Ok((StatusCode::CREATED, axum::Json(json!({ "id": id }))).into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct ListQuery {
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
+}
+
+/// The most sessions one page lists.
+const MAX_PAGE: usize = 500;
+
+async fn list_sessions(State(state): State<AppState>, Query(query): Query<ListQuery>) -> Result<Response, ApiError> {
+    let all = state.registry.list(query.cwd.as_deref())?;
+    let limit = query.limit.unwrap_or(100).clamp(1, MAX_PAGE);
+    let page: Vec<_> = all.iter().skip(query.offset).take(limit).cloned().collect();
+    let next = query.offset + page.len();
+    let next_offset = (next < all.len()).then_some(next);
+    Ok(axum::Json(json!({ "sessions": page, "total": all.len(), "nextOffset": next_offset })).into_response())
+}
+
+async fn session_state(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    Ok(axum::Json(run_command(&state, &id, RpcCommand::GetState).await?).into_response())
+}
+
+async fn delete_session(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    state.registry.close(&id, true).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PromptBody {
+    message: String,
+    #[serde(default)]
+    images: Vec<ImageContent>,
+    idempotency_key: Option<String>,
+}
+
+async fn prompt(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<PromptBody>,
+) -> Result<Response, ApiError> {
+    check_images(&body.images, state.max_image_bytes)?;
+    let handle = state.registry.get(&id).await?;
+    let Ok(permit) = state.turns.clone().try_acquire_owned() else {
+        let mut error = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_turns",
+            "every turn this server runs at once is taken (serve --max-turns); try again shortly",
+        );
+        error.retry_after = Some(TURNS_RETRY_AFTER_SECONDS);
+        return Err(error);
+    };
+    let (reply, answer) = oneshot::channel();
+    let request = SessionRequest::Prompt {
+        message: body.message,
+        images: body.images,
+        idempotency_key: body.idempotency_key,
+        permit: Some(permit),
+        reply,
+    };
+    handle.requests.send(request).map_err(|_| ApiError::session_gone())?;
+    let accepted: PromptAccepted = answer.await.map_err(|_| ApiError::session_gone())??;
+    Ok((StatusCode::ACCEPTED, axum::Json(accepted)).into_response())
+}
+
+/// Refuses an image larger than the server takes, once decoded.
+fn check_images(images: &[ImageContent], max_bytes: usize) -> Result<(), ApiError> {
+    for (index, image) in images.iter().enumerate() {
+        let decoded = image.data.len() / 4 * 3;
+        if decoded > max_bytes {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "image_too_large",
+                format!("images[{index}] is about {decoded} bytes; the server takes {max_bytes} (serve --max-image)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueuedBody {
+    message: String,
+    #[serde(default)]
+    images: Vec<ImageContent>,
+}
+
+async fn steer(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<QueuedBody>,
+) -> Result<Response, ApiError> {
+    check_images(&body.images, state.max_image_bytes)?;
+    let command = RpcCommand::Steer { message: body.message, images: body.images };
+    Ok(axum::Json(run_command(&state, &id, command).await?).into_response())
+}
+
+async fn follow_up(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<QueuedBody>,
+) -> Result<Response, ApiError> {
+    check_images(&body.images, state.max_image_bytes)?;
+    let command = RpcCommand::FollowUp { message: body.message, images: body.images };
+    Ok(axum::Json(run_command(&state, &id, command).await?).into_response())
+}
+
+async fn abort(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    Ok(axum::Json(run_command(&state, &id, RpcCommand::Abort).await?).into_response())
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CompactBody {
+    custom_instructions: Option<String>,
+}
+
+async fn compact(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<CompactBody>,
+) -> Result<Response, ApiError> {
+    let command = RpcCommand::Compact { custom_instructions: body.custom_instructions };
+    Ok(axum::Json(run_command(&state, &id, command).await?).into_response())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForkBody {
+    entry_id: String,
+}
+
+/// Forks before an entry: the session continues as the new one (`id` in the answer), and the old one stays
+/// on disk under its own id.
+async fn fork(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ForkBody>,
+) -> Result<Response, ApiError> {
+    let handle = state.registry.get(&id).await?;
+    let (mut data, now) = command_on(&handle, RpcCommand::Fork { entry_id: body.entry_id }).await?;
+    if now != id {
+        state.registry.rename(&id, &now);
+    }
+    if let Value::Object(fields) = &mut data {
+        fields.insert("id".into(), Value::String(now));
+    }
+    Ok(axum::Json(data).into_response())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelBody {
+    provider: String,
+    model: String,
+}
+
+async fn set_model(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ModelBody>,
+) -> Result<Response, ApiError> {
+    let command = RpcCommand::SetModel { provider: body.provider, model_id: body.model };
+    Ok(axum::Json(run_command(&state, &id, command).await?).into_response())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThinkingBody {
+    level: String,
+}
+
+async fn set_thinking(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ThinkingBody>,
+) -> Result<Response, ApiError> {
+    let command = RpcCommand::SetThinkingLevel { level: body.level };
+    Ok(axum::Json(run_command(&state, &id, command).await?).into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct EventsQuery {
+    after: Option<u64>,
+}
+
+/// The session's events from the start, or after `Last-Event-ID` (or `?after=N`).
+async fn events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(query): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let handle = state.registry.get(&id).await?;
+    let last_seen = headers.get("last-event-id").and_then(|value| value.to_str().ok()).map(str::trim);
+    let after = match last_seen {
+        Some(text) => text
+            .parse()
+            .map_err(|_| ApiError::bad_request(format!("Last-Event-ID {text}: expected an event number")))?,
+        None => query.after.unwrap_or(0),
+    };
+    let stream = handle.events.clone().stream(after);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+/// The session file, byte for byte.
+async fn export_jsonl(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let data = run_command(&state, &id, RpcCommand::GetState).await?;
+    let file = data["sessionFile"].as_str().map(PathBuf::from);
+    let Some(bytes) = file.as_deref().and_then(|file| std::fs::read(file).ok()) else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_session_file",
+            "the session has no file yet: it is written once the first answer arrives",
+        ));
+    };
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], bytes).into_response())
+}
+
+/// Answers an extension's dialog (`extension_ui_request` event): the body is the answer, as RPC's
+/// `extension_ui_response` carries it (`value`, `confirmed` or `cancelled`).
+async fn answer_dialog(
+    State(state): State<AppState>,
+    Path((id, request_id)): Path<(String, String)>,
+    ApiJson(body): ApiJson<serde_json::Map<String, Value>>,
+) -> Result<Response, ApiError> {
+    let handle = state.registry.get(&id).await?;
+    let mut answer = body;
+    answer.insert("type".into(), json!("extension_ui_response"));
+    answer.insert("id".into(), json!(request_id));
+    let line = Value::Object(answer).to_string();
+    if !handle.dialogs.take_response(&line) {
+        return Err(ApiError::bad_request("the answer is not a valid dialog response"));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Carries out `command` on the session `id`; returns the reply's data.
+async fn run_command(state: &AppState, id: &str, command: RpcCommand) -> Result<Value, ApiError> {
+    let handle = state.registry.get(id).await?;
+    Ok(command_on(&handle, command).await?.0)
+}
+
+/// Carries out `command` on an open session; returns the reply's data and the session's id afterwards.
+async fn command_on(handle: &SessionHandle, command: RpcCommand) -> Result<(Value, String), ApiError> {
+    let (reply, answer) = oneshot::channel();
+    handle.requests.send(SessionRequest::Command { command, reply }).map_err(|_| ApiError::session_gone())?;
+    let (line, session_id) = answer.await.map_err(|_| ApiError::session_gone())?;
+    let reply: Value = serde_json::from_str(&line).map_err(|error| ApiError::internal(error.to_string()))?;
+    if reply["success"] != Value::Bool(true) {
+        let error = reply["error"].as_str().unwrap_or("the command failed").to_owned();
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "command_failed", error));
+    }
+    let data = match reply.get("data") {
+        Some(Value::Null) | None => json!({}),
+        Some(data) => data.clone(),
+    };
+    Ok((data, session_id))
+}
