@@ -3,6 +3,7 @@
 //! idempotent prompts, export, the refusals, and SIGTERM.
 
 mod client;
+mod crash;
 
 use client::{Server, WAIT, json_body};
 use pi_gen_tests::{Sandbox, agent_binary};

@@ -354,6 +354,17 @@ impl Rpc {
         self.keep(task);
     }
 
+    /// Finishes, in the background, the run the session file shows cut short by a crash (`serve` after a
+    /// restart). Does nothing while a prompt runs.
+    pub(crate) fn resume_interrupted(&self) {
+        if self.is_busy() {
+            return;
+        }
+        *self.busy.borrow_mut() = true;
+        let task = tokio::task::spawn_local(self.prompt_run().run_resume());
+        self.keep(task);
+    }
+
     fn prompt_run(&self) -> PromptRun {
         PromptRun {
             session: self.session.clone(),

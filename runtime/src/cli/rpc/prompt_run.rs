@@ -107,6 +107,12 @@ impl PromptRun {
         self.finish(None, outcome);
     }
 
+    /// Finishes the run a crash cut short (see [`AgentSession::resume_interrupted`]), as a prompt would.
+    pub(super) async fn run_resume(self) {
+        let outcome = self.session.resume_interrupted().await.map(|_| ());
+        self.finish(None, outcome);
+    }
+
     fn finish(self, id: Option<Value>, outcome: Result<(), crate::agent::AgentError>) {
         *self.busy.borrow_mut() = false;
         self.done.notify_waiters();

@@ -4,7 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -14,7 +14,9 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
 use super::api_error::ApiError;
 use super::events::EventLog;
+use super::turns::{TurnMarker, TurnMarkers};
 use crate::AgentDefinition;
+use crate::agent_session::AgentSession;
 use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::rpc::output::{RpcLineSink, RpcOutput};
 use crate::cli::rpc::ui::PendingDialogs;
@@ -32,6 +34,7 @@ pub struct SessionSpec {
     pub cwd: PathBuf,
     pub rust_tools: Vec<Arc<dyn AgentTool>>,
     pub extensions: Extensions,
+    pub markers: TurnMarkers,
 }
 
 /// A session that opened.
@@ -53,6 +56,8 @@ pub enum Request {
         permit: Option<OwnedSemaphorePermit>,
         reply: oneshot::Sender<Result<PromptAccepted, ApiError>>,
     },
+    /// Finish the turn a crash cut short.
+    Resume { marker: TurnMarker },
     /// Stop: abort what runs, save, and end the task.
     Close { reply: oneshot::Sender<()> },
 }
@@ -77,6 +82,7 @@ pub async fn run_session(
 ) {
     let sink = Arc::new(ServeSink { events: events.clone(), waiting: Mutex::default() });
     let name = spec.definition.name.clone();
+    let (markers, cwd) = (spec.markers.clone(), spec.cwd.clone());
     let (prepared, catalog) = match prepare(spec) {
         Ok(ready) => ready,
         Err(error) => {
@@ -105,7 +111,15 @@ pub async fn run_session(
         rpc.finish().await;
         return;
     }
-    let serving = Serving { rpc: rpc.clone(), sink, next_id: Cell::new(0), keys: RefCell::default() };
+    let serving = Serving {
+        rpc: rpc.clone(),
+        session: session.clone(),
+        sink,
+        markers,
+        cwd,
+        next_id: Cell::new(0),
+        keys: RefCell::default(),
+    };
     let close_reply = loop {
         tokio::select! {
             request = requests.recv() => match request {
@@ -131,7 +145,7 @@ pub async fn run_session(
 
 /// Resolves the session's flags, trust, model and session file, as a run on the command line would.
 fn prepare(spec: SessionSpec) -> Result<(setup::Prepared, ModelCatalog), ApiError> {
-    let SessionSpec { definition, argv, cwd, rust_tools, extensions } = spec;
+    let SessionSpec { definition, argv, cwd, rust_tools, extensions, markers: _ } = spec;
     let mut args = parse_args(&definition, argv).map_err(|error| ApiError::bad_request(clap_message(&error)))?;
     project_trust::decide_in(&definition, &mut args, None, &cwd);
     let agent_dir = agent_dir(&definition);
@@ -155,7 +169,10 @@ pub fn clap_message(error: &clap::Error) -> String {
 /// The open session's side of the requests.
 struct Serving {
     rpc: Rc<Rpc>,
+    session: Rc<AgentSession>,
     sink: Arc<ServeSink>,
+    markers: TurnMarkers,
+    cwd: PathBuf,
     next_id: Cell<u64>,
     /// Idempotency keys and the turns they started, oldest first.
     keys: RefCell<Vec<(String, PromptAccepted)>>,
@@ -194,29 +211,77 @@ impl Serving {
                     let accepted = PromptAccepted { turn_id: turn_id.clone(), disposition: "started".into() };
                     self.remember(key, accepted);
                 }
-                let (id, answer) = self.expect_reply();
-                let command = RpcCommand::Prompt { message, images, streaming_behavior: None };
-                if let Some(direct) = self.rpc.run(Some(id), command).await {
-                    self.rpc.out.reply(&direct);
-                }
-                let rpc = self.rpc.clone();
-                tokio::task::spawn_local(async move {
-                    let outcome = match answer.await {
-                        Ok(line) => prompt_outcome(&line, turn_id),
-                        Err(_) => Err(ApiError::session_gone()),
-                    };
-                    let started = matches!(&outcome, Ok(accepted) if accepted.disposition == "started");
-                    let _ = reply.send(outcome);
-                    if started {
-                        rpc.prompts_done().await;
-                    }
-                    drop(permit);
-                });
+                self.start_prompt(message, images, turn_id, permit, Some(reply)).await;
             }
+            Request::Resume { marker } => self.resume(marker).await,
             Request::Close { reply } => {
                 let _ = reply.send(());
             }
         }
+    }
+
+    /// Runs a prompt as turn `turn_id`, marked on disk until its run ends; `reply` hears whether it started.
+    async fn start_prompt(
+        &self,
+        message: String,
+        images: Vec<ImageContent>,
+        turn_id: String,
+        permit: Option<OwnedSemaphorePermit>,
+        reply: Option<oneshot::Sender<Result<PromptAccepted, ApiError>>>,
+    ) {
+        let session_id = self.rpc.session_id();
+        let leaf = self.session.manager().tree().leaf_id().map(str::to_owned);
+        let marker = TurnMarker {
+            session_id: session_id.clone(),
+            cwd: self.cwd.clone(),
+            leaf,
+            message: message.clone(),
+            images: images.clone(),
+            turn_id: turn_id.clone(),
+        };
+        if let Err(error) = self.markers.write(&marker) {
+            eprintln!(
+                "Warning: cannot mark the turn of session {session_id} (it cannot be finished after a crash): {error}"
+            );
+        }
+        let (id, answer) = self.expect_reply();
+        let command = RpcCommand::Prompt { message, images, streaming_behavior: None };
+        if let Some(direct) = self.rpc.run(Some(id), command).await {
+            self.rpc.out.reply(&direct);
+        }
+        let (rpc, markers) = (self.rpc.clone(), self.markers.clone());
+        tokio::task::spawn_local(async move {
+            let outcome = match answer.await {
+                Ok(line) => prompt_outcome(&line, turn_id),
+                Err(_) => Err(ApiError::session_gone()),
+            };
+            let started = matches!(&outcome, Ok(accepted) if accepted.disposition == "started");
+            if let Some(reply) = reply {
+                let _ = reply.send(outcome);
+            }
+            if started {
+                rpc.prompts_done().await;
+            }
+            markers.remove(&session_id);
+            drop(permit);
+        });
+    }
+
+    /// Finishes the turn `marker` left unfinished: sends the prompt again when the session file never got
+    /// it, else carries on from what the file holds.
+    async fn resume(&self, marker: TurnMarker) {
+        let file_exists = self.session.manager().path().is_some_and(Path::exists);
+        let leaf = self.session.manager().tree().leaf_id().map(str::to_owned);
+        if !file_exists || leaf == marker.leaf {
+            self.start_prompt(marker.message, marker.images, marker.turn_id, None, None).await;
+            return;
+        }
+        self.rpc.resume_interrupted();
+        let (rpc, markers) = (self.rpc.clone(), self.markers.clone());
+        tokio::task::spawn_local(async move {
+            rpc.prompts_done().await;
+            markers.remove(&marker.session_id);
+        });
     }
 
     /// A fresh command id, and the reply that will come for it.

@@ -10,6 +10,7 @@ mod events;
 mod options;
 mod registry;
 mod routes;
+mod turns;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -88,6 +89,8 @@ fn serve(
         let roots: Vec<String> = options.roots.iter().map(|root| root.display().to_string()).collect();
         eprintln!("{} serving on http://{address} (roots: {})", definition.name, roots.join(", "));
         let app = router(state, options.max_body_bytes);
+        let recovering = registry.clone();
+        tokio::spawn(async move { recovering.recover_interrupted_turns().await });
         // Open event streams would keep the server from finishing: closing the sessions first ends them.
         let name = definition.name.clone();
         let stopping = async move {

@@ -14,6 +14,7 @@ use tokio_util::task::LocalPoolHandle;
 use super::actor::{Opened, Request, SessionSpec, run_session};
 use super::api_error::ApiError;
 use super::events::{EVENT_BUDGET_BYTES, EventLog};
+use super::turns::TurnMarkers;
 use crate::AgentDefinition;
 use crate::cli::rpc::ui::PendingDialogs;
 use crate::extension::Extensions;
@@ -74,6 +75,8 @@ pub struct Registry {
     session_dirs: SessionDirs,
     /// Set once the server stops: no session opens any more.
     stopping: std::sync::atomic::AtomicBool,
+    /// The turns under way, on disk.
+    markers: TurnMarkers,
 }
 
 /// Where the session files of this agent are kept.
@@ -86,7 +89,9 @@ pub enum SessionDirs {
 
 impl Registry {
     pub fn new(parts: AgentParts, roots: Vec<PathBuf>, session_dirs: SessionDirs, threads: usize) -> Self {
+        let markers = TurnMarkers::new(&crate::cli::agent_dir(&parts.definition));
         Self {
+            markers,
             live: Mutex::default(),
             opening: tokio::sync::Mutex::new(()),
             pool: LocalPoolHandle::new(threads),
@@ -146,6 +151,7 @@ impl Registry {
             cwd: cwd.clone(),
             rust_tools: self.parts.rust_tools.clone(),
             extensions: self.parts.extensions.clone(),
+            markers: self.markers.clone(),
         };
         let events = Arc::new(EventLog::new(EVENT_BUDGET_BYTES));
         let (requests, receiver) = mpsc::unbounded_channel();
@@ -157,6 +163,30 @@ impl Registry {
         let handle = Arc::new(SessionHandle { requests, events, dialogs, cwd, opened_at: SystemTime::now() });
         self.lock().insert(id.clone(), handle.clone());
         Ok((id, handle))
+    }
+
+    /// Finishes the turns a crash left unfinished (their markers are still on disk): each session is opened
+    /// again and told to carry on. Sessions that cannot be opened are reported and left as they are.
+    pub async fn recover_interrupted_turns(&self) {
+        for marker in self.markers.all() {
+            let id = marker.session_id.clone();
+            let opened = match self.find_file(&id) {
+                Some(_) => self.get(&id).await,
+                None => match self.allowed_cwd(&marker.cwd) {
+                    Ok(cwd) => self.start(cwd, vec!["--session-id".to_owned(), id.clone()]).await.map(|(_, h)| h),
+                    Err(error) => Err(error),
+                },
+            };
+            match opened {
+                Ok(handle) => {
+                    eprintln!("Resuming session {id}: its turn was cut short when the server stopped");
+                    let _ = handle.requests.send(Request::Resume { marker });
+                }
+                Err(error) => {
+                    eprintln!("Warning: cannot resume session {id}: {}; its turn stays unfinished", error.message);
+                }
+            }
+        }
     }
 
     /// Files the open session under its new id (after a fork).
