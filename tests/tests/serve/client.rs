@@ -25,6 +25,17 @@ pub struct Server {
 impl Server {
     /// Starts `binary serve --listen 127.0.0.1:0` plus `args` in the sandbox and waits for its address.
     pub async fn start(sandbox: &Sandbox, binary: &Path, args: &[&str], token: Option<&str>) -> Self {
+        Self::start_env(sandbox, binary, args, token, &[]).await
+    }
+
+    /// [`Server::start`] with extra environment variables.
+    pub async fn start_env(
+        sandbox: &Sandbox,
+        binary: &Path,
+        args: &[&str],
+        token: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Self {
         let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
         let token_file = sandbox.root.path().join("token");
         if let Some(token) = token {
@@ -32,7 +43,7 @@ impl Server {
             all.extend(["--token-file", token_file.to_str().expect("utf-8")]);
         }
         all.extend(args);
-        let mut child = sandbox.spawn(binary, &all);
+        let mut child = sandbox.spawn_piped_env(binary, &all, env);
         let stderr = child.stderr.take().expect("piped stderr");
         let mut lines = BufReader::new(stderr).lines();
         let base = tokio::time::timeout(WAIT, async {
@@ -128,8 +139,9 @@ pub struct Events {
 }
 
 impl Events {
-    /// The next event; `None` when the stream ends.
+    /// The next event; `None` when the stream ends. Keep-alive comments do not count as events.
     pub async fn next(&mut self) -> Option<(u64, Value)> {
+        let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -148,7 +160,7 @@ impl Events {
                 self.seen.push((id, value.clone()));
                 return Some((id, value));
             }
-            let chunk = tokio::time::timeout(WAIT, self.response.chunk())
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
                 .await
                 .unwrap_or_else(|_| panic!("no event within {WAIT:?}; seen: {:#?}", self.seen))
                 .expect("read the stream")?;

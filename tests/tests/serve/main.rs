@@ -2,6 +2,7 @@
 //! running at once, the event stream equal to `--mode json`, resuming with `Last-Event-ID`, abort,
 //! idempotent prompts, export, the refusals, and SIGTERM.
 
+mod api;
 mod client;
 mod crash;
 

@@ -14,6 +14,7 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
 use super::api_error::ApiError;
 use super::events::EventLog;
+use super::metrics::Metrics;
 use super::turns::{TurnMarker, TurnMarkers};
 use crate::AgentDefinition;
 use crate::agent_session::AgentSession;
@@ -35,6 +36,7 @@ pub struct SessionSpec {
     pub rust_tools: Vec<Arc<dyn AgentTool>>,
     pub extensions: Extensions,
     pub markers: TurnMarkers,
+    pub metrics: Arc<Metrics>,
 }
 
 /// A session that opened.
@@ -63,7 +65,7 @@ pub enum Request {
 }
 
 /// A prompt the session took.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct PromptAccepted {
     pub turn_id: String,
     /// `started`, or `handled` when a command of the agent took it without a run.
@@ -82,7 +84,7 @@ pub async fn run_session(
 ) {
     let sink = Arc::new(ServeSink { events: events.clone(), waiting: Mutex::default() });
     let name = spec.definition.name.clone();
-    let (markers, cwd) = (spec.markers.clone(), spec.cwd.clone());
+    let (markers, cwd, metrics) = (spec.markers.clone(), spec.cwd.clone(), spec.metrics.clone());
     let (prepared, catalog) = match prepare(spec) {
         Ok(ready) => ready,
         Err(error) => {
@@ -106,6 +108,8 @@ pub async fn run_session(
         }
     };
     let (rpc, session) = (Rc::new(wired.rpc), wired.session);
+    let observer = metrics.clone();
+    session.subscribe(move |event| observer.observe(event));
     let id = session.manager().session_id().to_owned();
     if opened.send(Ok(Opened { id, dialogs: wired.dialogs })).is_err() {
         rpc.finish().await;
@@ -116,6 +120,7 @@ pub async fn run_session(
         session: session.clone(),
         sink,
         markers,
+        metrics,
         cwd,
         next_id: Cell::new(0),
         keys: RefCell::default(),
@@ -145,7 +150,7 @@ pub async fn run_session(
 
 /// Resolves the session's flags, trust, model and session file, as a run on the command line would.
 fn prepare(spec: SessionSpec) -> Result<(setup::Prepared, ModelCatalog), ApiError> {
-    let SessionSpec { definition, argv, cwd, rust_tools, extensions, markers: _ } = spec;
+    let SessionSpec { definition, argv, cwd, rust_tools, extensions, .. } = spec;
     let mut args = parse_args(&definition, argv).map_err(|error| ApiError::bad_request(clap_message(&error)))?;
     project_trust::decide_in(&definition, &mut args, None, &cwd);
     let agent_dir = agent_dir(&definition);
@@ -172,6 +177,7 @@ struct Serving {
     session: Rc<AgentSession>,
     sink: Arc<ServeSink>,
     markers: TurnMarkers,
+    metrics: Arc<Metrics>,
     cwd: PathBuf,
     next_id: Cell<u64>,
     /// Idempotency keys and the turns they started, oldest first.
@@ -249,7 +255,8 @@ impl Serving {
         if let Some(direct) = self.rpc.run(Some(id), command).await {
             self.rpc.out.reply(&direct);
         }
-        let (rpc, markers) = (self.rpc.clone(), self.markers.clone());
+        let (rpc, markers, metrics) = (self.rpc.clone(), self.markers.clone(), self.metrics.clone());
+        let started_at = std::time::Instant::now();
         tokio::task::spawn_local(async move {
             let outcome = match answer.await {
                 Ok(line) => prompt_outcome(&line, turn_id),
@@ -260,7 +267,9 @@ impl Serving {
                 let _ = reply.send(outcome);
             }
             if started {
+                metrics.turn_started();
                 rpc.prompts_done().await;
+                metrics.turn_finished(started_at.elapsed());
             }
             markers.remove(&session_id);
             drop(permit);

@@ -7,6 +7,8 @@ mod actor;
 mod api_error;
 mod auth;
 mod events;
+mod metrics;
+mod openapi;
 mod options;
 mod registry;
 mod routes;
@@ -82,7 +84,9 @@ fn serve(
             registry: registry.clone(),
             token: options.token.as_deref().map(Arc::from),
             turns: Arc::new(Semaphore::new(options.max_turns)),
+            max_turns: options.max_turns,
             max_image_bytes: options.max_image_bytes,
+            openapi: Arc::new(openapi::openapi_document(&definition.name, &definition.version)),
         };
         let listener = tokio::net::TcpListener::bind(options.listen).await.map_err(CliError::Runtime)?;
         let address = listener.local_addr().map_err(CliError::Runtime)?;

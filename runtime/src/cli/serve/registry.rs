@@ -14,11 +14,14 @@ use tokio_util::task::LocalPoolHandle;
 use super::actor::{Opened, Request, SessionSpec, run_session};
 use super::api_error::ApiError;
 use super::events::{EVENT_BUDGET_BYTES, EventLog};
+use super::metrics::Metrics;
 use super::turns::TurnMarkers;
 use crate::AgentDefinition;
 use crate::cli::rpc::ui::PendingDialogs;
 use crate::extension::Extensions;
-use crate::session::{SessionHeader, list_session_files, read_session_header};
+use crate::session::{
+    SessionHeader, list_session_files, parse_session_text, read_session_header, session_dir_for_cwd, session_file_name,
+};
 use crate::tools::AgentTool;
 
 /// What every session of this server is made of.
@@ -40,7 +43,7 @@ pub struct SessionHandle {
 }
 
 /// How a new session starts (the body of `POST /v1/sessions`).
-#[derive(Debug, Default, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewSession {
     /// The working directory; the first root when absent.
@@ -52,8 +55,19 @@ pub struct NewSession {
     pub tools: Option<Vec<String>>,
 }
 
+/// One page of sessions, newest first.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionList {
+    pub sessions: Vec<SessionSummary>,
+    /// How many sessions there are in all.
+    pub total: usize,
+    /// The `offset` of the next page, when there is one.
+    pub next_offset: Option<usize>,
+}
+
 /// One session in a listing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SessionSummary {
     pub id: String,
     pub cwd: String,
@@ -77,6 +91,7 @@ pub struct Registry {
     stopping: std::sync::atomic::AtomicBool,
     /// The turns under way, on disk.
     markers: TurnMarkers,
+    pub metrics: Arc<Metrics>,
 }
 
 /// Where the session files of this agent are kept.
@@ -92,6 +107,7 @@ impl Registry {
         let markers = TurnMarkers::new(&crate::cli::agent_dir(&parts.definition));
         Self {
             markers,
+            metrics: Arc::default(),
             live: Mutex::default(),
             opening: tokio::sync::Mutex::new(()),
             pool: LocalPoolHandle::new(threads),
@@ -147,11 +163,17 @@ impl Registry {
         }
         let spec = SessionSpec {
             definition: self.parts.definition.clone(),
-            argv: self.parts.agent_args.iter().cloned().chain(argv).collect(),
+            // A session is driven by a program, as in RPC mode (dialogs are confirms, for one).
+            argv: ["--mode".to_owned(), "rpc".to_owned()]
+                .into_iter()
+                .chain(self.parts.agent_args.iter().cloned())
+                .chain(argv)
+                .collect(),
             cwd: cwd.clone(),
             rust_tools: self.parts.rust_tools.clone(),
             extensions: self.parts.extensions.clone(),
             markers: self.markers.clone(),
+            metrics: self.metrics.clone(),
         };
         let events = Arc::new(EventLog::new(EVENT_BUDGET_BYTES));
         let (requests, receiver) = mpsc::unbounded_channel();
@@ -163,6 +185,58 @@ impl Registry {
         let handle = Arc::new(SessionHandle { requests, events, dialogs, cwd, opened_at: SystemTime::now() });
         self.lock().insert(id.clone(), handle.clone());
         Ok((id, handle))
+    }
+
+    /// Stores `bytes`, a pi session file, as a session of this server (byte for byte); returns its id.
+    pub fn import(&self, bytes: &[u8]) -> Result<String, ApiError> {
+        let text =
+            std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("the session file is not UTF-8 text"))?;
+        let header = parse_session_text(text)
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "not a session file: its first line must be a session header ({\"type\":\"session\",...})",
+                )
+            })?
+            .header;
+        // Both name the file: nothing in them may lead out of the sessions folder.
+        let safe = |text: &str, extra: &str| {
+            !text.is_empty()
+                && !text.starts_with('.')
+                && text.chars().all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+        };
+        if !safe(&header.id, "-_.") {
+            return Err(ApiError::bad_request(format!(
+                "session id {:?}: expected letters, digits, `-`, `_` or `.`",
+                header.id
+            )));
+        }
+        if !safe(&header.timestamp, "-:.TZ+") {
+            return Err(ApiError::bad_request(format!(
+                "session timestamp {:?}: expected an ISO 8601 time",
+                header.timestamp
+            )));
+        }
+        self.allowed_cwd(Path::new(&header.cwd))?;
+        if self.live_handle(&header.id).is_some() || self.find_file(&header.id).is_some() {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "session_exists",
+                format!("a session with id {} exists already; delete it first to replace it", header.id),
+            ));
+        }
+        let dir = match &self.session_dirs {
+            SessionDirs::Single(dir) => dir.clone(),
+            SessionDirs::PerCwd(root) => session_dir_for_cwd(root, Path::new(&header.cwd)),
+        };
+        let path = dir.join(session_file_name(&header.timestamp, &header.id));
+        let written = std::fs::create_dir_all(&dir).and_then(|()| {
+            use std::io::Write as _;
+            let mut file = std::fs::File::options().write(true).create_new(true).open(&path)?;
+            file.write_all(bytes)?;
+            file.sync_all()
+        });
+        written.map_err(|error| ApiError::internal(format!("cannot write {}: {error}", path.display())))?;
+        Ok(header.id)
     }
 
     /// Finishes the turns a crash left unfinished (their markers are still on disk): each session is opened
@@ -309,6 +383,11 @@ impl Registry {
     fn under_root(&self, cwd: &Path) -> Option<PathBuf> {
         let resolved = std::fs::canonicalize(cwd).ok()?;
         self.roots.iter().any(|root| resolved.starts_with(root)).then_some(resolved)
+    }
+
+    /// How many sessions are open.
+    pub fn open_count(&self) -> usize {
+        self.lock().len()
     }
 
     fn live_handle(&self, id: &str) -> Option<Arc<SessionHandle>> {

@@ -18,7 +18,8 @@ use tokio::sync::{Semaphore, oneshot};
 use super::actor::{PromptAccepted, Request as SessionRequest};
 use super::api_error::ApiError;
 use super::auth::require_token;
-use super::registry::{NewSession, Registry, SessionHandle};
+use super::metrics::Gauges;
+use super::registry::{NewSession, Registry, SessionHandle, SessionList};
 use crate::cli::rpc::RpcCommand;
 use crate::protocol::ImageContent;
 
@@ -29,7 +30,10 @@ pub struct AppState {
     pub token: Option<Arc<str>>,
     /// One permit per prompt that may run at once.
     pub turns: Arc<Semaphore>,
+    pub max_turns: usize,
     pub max_image_bytes: usize,
+    /// The OpenAPI description, made once at start.
+    pub openapi: Arc<Value>,
 }
 
 /// The seconds a client is asked to wait when every turn is taken.
@@ -51,6 +55,10 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/events", get(events))
         .route("/v1/sessions/{id}/export.jsonl", get(export_jsonl))
         .route("/v1/sessions/{id}/ui/{request_id}", post(answer_dialog))
+        .route("/v1/sessions/import", post(import_session))
+        .route("/v1/sessions/{id}/export.html", get(export_html))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .route("/healthz", get(|| async { axum::Json(json!({ "ok": true })) }))
@@ -59,14 +67,14 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .with_state(state)
 }
 
-/// A JSON body read with the API's own refusals (an empty body reads as `{}`; no content type needed).
-pub struct ApiJson<T>(pub T);
+/// A request body read whole, with the API's own refusal when it is too large.
+pub struct ApiBytes(pub Bytes);
 
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+impl<S: Send + Sync> FromRequest<S> for ApiBytes {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+        Bytes::from_request(request, state).await.map(ApiBytes).map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
@@ -76,7 +84,18 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
             } else {
                 ApiError::bad_request(rejection.body_text())
             }
-        })?;
+        })
+    }
+}
+
+/// A JSON body read with the API's own refusals (an empty body reads as `{}`; no content type needed).
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let ApiBytes(bytes) = ApiBytes::from_request(request, state).await?;
         let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
         serde_json::from_slice(text)
             .map(ApiJson)
@@ -106,10 +125,10 @@ const MAX_PAGE: usize = 500;
 async fn list_sessions(State(state): State<AppState>, Query(query): Query<ListQuery>) -> Result<Response, ApiError> {
     let all = state.registry.list(query.cwd.as_deref())?;
     let limit = query.limit.unwrap_or(100).clamp(1, MAX_PAGE);
-    let page: Vec<_> = all.iter().skip(query.offset).take(limit).cloned().collect();
-    let next = query.offset + page.len();
+    let sessions: Vec<_> = all.iter().skip(query.offset).take(limit).cloned().collect();
+    let next = query.offset + sessions.len();
     let next_offset = (next < all.len()).then_some(next);
-    Ok(axum::Json(json!({ "sessions": page, "total": all.len(), "nextOffset": next_offset })).into_response())
+    Ok(axum::Json(SessionList { sessions, total: all.len(), next_offset }).into_response())
 }
 
 async fn session_state(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
@@ -121,13 +140,14 @@ async fn delete_session(State(state): State<AppState>, Path(id): Path<String>) -
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PromptBody {
-    message: String,
+pub struct PromptBody {
+    pub message: String,
     #[serde(default)]
-    images: Vec<ImageContent>,
-    idempotency_key: Option<String>,
+    #[schemars(with = "Vec<ImageSchema>")]
+    pub images: Vec<ImageContent>,
+    pub idempotency_key: Option<String>,
 }
 
 async fn prompt(
@@ -159,6 +179,18 @@ async fn prompt(
     Ok((StatusCode::ACCEPTED, axum::Json(accepted)).into_response())
 }
 
+/// An image in a prompt, as pi's RPC takes it.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+pub struct ImageSchema {
+    /// `image`.
+    r#type: String,
+    /// Base64 data.
+    data: String,
+    #[serde(rename = "mimeType")]
+    mime_type: String,
+}
+
 /// Refuses an image larger than the server takes, once decoded.
 fn check_images(images: &[ImageContent], max_bytes: usize) -> Result<(), ApiError> {
     for (index, image) in images.iter().enumerate() {
@@ -174,12 +206,13 @@ fn check_images(images: &[ImageContent], max_bytes: usize) -> Result<(), ApiErro
     Ok(())
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct QueuedBody {
-    message: String,
+pub struct QueuedBody {
+    pub message: String,
     #[serde(default)]
-    images: Vec<ImageContent>,
+    #[schemars(with = "Vec<ImageSchema>")]
+    pub images: Vec<ImageContent>,
 }
 
 async fn steer(
@@ -206,10 +239,10 @@ async fn abort(State(state): State<AppState>, Path(id): Path<String>) -> Result<
     Ok(axum::Json(run_command(&state, &id, RpcCommand::Abort).await?).into_response())
 }
 
-#[derive(serde::Deserialize, Default)]
+#[derive(serde::Deserialize, schemars::JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
-struct CompactBody {
-    custom_instructions: Option<String>,
+pub struct CompactBody {
+    pub custom_instructions: Option<String>,
 }
 
 async fn compact(
@@ -221,10 +254,10 @@ async fn compact(
     Ok(axum::Json(run_command(&state, &id, command).await?).into_response())
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ForkBody {
-    entry_id: String,
+pub struct ForkBody {
+    pub entry_id: String,
 }
 
 /// Forks before an entry: the session continues as the new one (`id` in the answer), and the old one stays
@@ -245,11 +278,11 @@ async fn fork(
     Ok(axum::Json(data).into_response())
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ModelBody {
-    provider: String,
-    model: String,
+pub struct ModelBody {
+    pub provider: String,
+    pub model: String,
 }
 
 async fn set_model(
@@ -261,10 +294,10 @@ async fn set_model(
     Ok(axum::Json(run_command(&state, &id, command).await?).into_response())
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ThinkingBody {
-    level: String,
+pub struct ThinkingBody {
+    pub level: String,
 }
 
 async fn set_thinking(
@@ -330,6 +363,41 @@ async fn answer_dialog(
         return Err(ApiError::bad_request("the answer is not a valid dialog response"));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The API's description.
+async fn openapi(State(state): State<AppState>) -> Response {
+    axum::Json(state.openapi.clone()).into_response()
+}
+
+/// The counters, in Prometheus' text format.
+async fn metrics(State(state): State<AppState>) -> Response {
+    let gauges = Gauges {
+        sessions_open: state.registry.open_count(),
+        turns_running: state.max_turns.saturating_sub(state.turns.available_permits()),
+        turns_limit: state.max_turns,
+    };
+    let text = state.registry.metrics.render(&gauges);
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// A session file (pi's JSONL) becomes a session of this server, stored byte for byte; its directory must
+/// lie under a root and its id must be new.
+async fn import_session(State(state): State<AppState>, ApiBytes(bytes): ApiBytes) -> Result<Response, ApiError> {
+    let id = state.registry.import(&bytes)?;
+    Ok((StatusCode::CREATED, axum::Json(json!({ "id": id }))).into_response())
+}
+
+/// The session as pi's HTML page (every branch, the system prompt, the tools).
+async fn export_html(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let target = std::env::temp_dir().join(format!("pi-serve-export-{}.html", uuid::Uuid::new_v4()));
+    let output_path = Some(target.to_string_lossy().into_owned());
+    let written = run_command(&state, &id, RpcCommand::ExportHtml { output_path }).await;
+    let page = std::fs::read(&target);
+    let _ = std::fs::remove_file(&target);
+    written?;
+    let page = page.map_err(|error| ApiError::internal(format!("cannot read the exported page: {error}")))?;
+    Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response())
 }
 
 /// Carries out `command` on the session `id`; returns the reply's data.

@@ -1,0 +1,134 @@
+//! The rest of `serve`'s API: extension dialogs answered over HTTP, import and export (JSONL and HTML), the
+//! model and thinking verbs, metrics, and the OpenAPI description matching the routes.
+
+use pi_gen_tests::{Sandbox, agent_binary};
+use serde_json::{Value, json};
+
+use super::client::{Server, json_body};
+use super::{mock, serve, wait_idle};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_permission_prompt_is_an_event_answered_with_post_ui() {
+    let write = |content: &str| json!({"toolCalls": [{"name": "write", "arguments": {"path": "notes.md", "content": content}}]});
+    let mock = mock(json!([write("refused\n"), {"text": "refused"}, write("approved\n"), {"text": "written"}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let agent_dir = sandbox.agent_dir().to_string_lossy().into_owned();
+    let args = ["--provider", "mock", "--model", "m"];
+    let env = [("CAREFUL_AGENT_DIR", agent_dir.as_str())];
+    let server = Server::start_env(&sandbox, &agent_binary("careful"), &args, Some("t0ken"), &env).await;
+    let id = server.create_session(&sandbox).await;
+    let mut events = server.events(&id, None).await;
+    for confirmed in [false, true] {
+        let (status, _) =
+            server.post(&format!("/v1/sessions/{id}/prompt"), json!({"message": "write the notes"})).await;
+        assert_eq!(status, 202);
+        let request = loop {
+            let event = events.until("extension_ui_request").await;
+            if event["method"] == "confirm" {
+                break event;
+            }
+        };
+        assert_eq!(request["title"], "Allow this tool call?");
+        assert!(!sandbox.work_dir().join("notes.md").exists(), "nothing runs before the answer");
+        let dialog = request["id"].as_str().expect("an id");
+        let (status, body) =
+            server.post(&format!("/v1/sessions/{id}/ui/{dialog}"), json!({"confirmed": confirmed})).await;
+        assert_eq!(status, 204, "{body}");
+        events.until("agent_end").await;
+        wait_idle(&server, &id).await;
+    }
+    assert_eq!(std::fs::read_to_string(sandbox.work_dir().join("notes.md")).expect("written"), "approved\n");
+    let (status, _) = server.post(&format!("/v1/sessions/{id}/ui/no-such-dialog"), json!({"confirmed": true})).await;
+    assert_eq!(status, 204, "an answer nobody waits for is taken and dropped, as over RPC");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn export_import_model_thinking_metrics_and_the_openapi_description() {
+    let mock = mock(json!([{"text": "First answer.", "usage": {"input": 12, "output": 5}}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let server = serve(&sandbox, &[]).await;
+    let id = server.create_session(&sandbox).await;
+    let (status, body) = server.get(&format!("/v1/sessions/{id}/export.jsonl")).await;
+    assert_eq!(status, 404, "no file before the first answer: {body}");
+    assert_eq!(body["error"]["code"], "no_session_file");
+    let (status, _) = server.post(&format!("/v1/sessions/{id}/prompt"), json!({"message": "hi"})).await;
+    assert_eq!(status, 202);
+    wait_idle(&server, &id).await;
+
+    let (status, thinking) = server.post(&format!("/v1/sessions/{id}/thinking"), json!({"level": "high"})).await;
+    assert_eq!(status, 200, "{thinking}");
+    let (status, refused) = server.post(&format!("/v1/sessions/{id}/thinking"), json!({"level": "enormous"})).await;
+    assert_eq!(status, 422, "{refused}");
+    let (status, model) =
+        server.post(&format!("/v1/sessions/{id}/model"), json!({"provider": "mock", "model": "m"})).await;
+    assert_eq!(status, 200, "{model}");
+    assert_eq!(model["id"], "m");
+    let (_, state) = server.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(state["thinkingLevel"], "off", "the mock model does not reason, so the level stays off: {state}");
+
+    let response = server.send(reqwest::Method::GET, &format!("/v1/sessions/{id}/export.jsonl"), None).await;
+    assert_eq!(response.headers()["content-type"], "application/x-ndjson");
+    let exported = response.bytes().await.expect("bytes").to_vec();
+    let response = server.send(reqwest::Method::GET, &format!("/v1/sessions/{id}/export.html"), None).await;
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.headers()["content-type"], "text/html; charset=utf-8");
+    let page = response.text().await.expect("page");
+    assert!(page.contains("<html") && page.contains("First answer."), "{}", &page[..page.len().min(300)]);
+
+    // Deleted, then imported from the export: the same file again, byte for byte.
+    let response = server.send(reqwest::Method::DELETE, &format!("/v1/sessions/{id}"), None).await;
+    assert_eq!(response.status().as_u16(), 204);
+    assert!(sandbox.session_files().is_empty(), "the file is gone");
+    let (status, _) = server.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(status, 404);
+    let import = |bytes: Vec<u8>| {
+        let request = server.http.post(format!("{}/v1/sessions/import", server.base)).bearer_auth("s3cret-token");
+        async move { request.body(bytes).send().await.expect("import") }
+    };
+    let response = import(exported.clone()).await;
+    assert_eq!(response.status().as_u16(), 201);
+    assert_eq!(json_body(response).await["id"], id.as_str());
+    let files = sandbox.session_files();
+    assert_eq!(std::fs::read(&files[0]).expect("imported file"), exported);
+    let response = import(exported.clone()).await;
+    assert_eq!(response.status().as_u16(), 409, "the id exists");
+    let response = import(b"not a session\n".to_vec()).await;
+    assert_eq!(response.status().as_u16(), 400);
+    let (_, state) = server.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(state["messageCount"], 2, "the imported session opens: {state}");
+
+    let response = server.send(reqwest::Method::GET, "/metrics", None).await;
+    assert_eq!(response.headers()["content-type"], "text/plain; version=0.0.4");
+    let metrics = response.text().await.expect("metrics");
+    for line in [
+        "pi_serve_turns_started_total 1\n",
+        "pi_serve_turns_finished_total 1\n",
+        "pi_serve_tokens_total{kind=\"input\"} 12\n",
+        "pi_serve_tokens_total{kind=\"output\"} 5\n",
+        "pi_serve_turn_duration_seconds_count 1\n",
+        "pi_serve_sessions_open 1\n",
+    ] {
+        assert!(metrics.contains(line), "{line:?} missing in\n{metrics}");
+    }
+
+    // Every operation the description lists is routed (no route gives axum's bare 404 or a 405).
+    let (status, document) = server.get("/openapi.json").await;
+    assert_eq!(status, 200);
+    assert_eq!(document["openapi"], "3.0.3");
+    assert!(document["components"]["schemas"]["PromptBody"]["properties"]["idempotency_key"].is_object(), "{document}");
+    let paths = document["paths"].as_object().expect("paths");
+    let operations: usize = paths.values().map(|operations| operations.as_object().map_or(0, |o| o.len())).sum();
+    assert_eq!((paths.len(), operations), (18, 20));
+    for (path, operations) in paths {
+        for method in operations.as_object().expect("operations").keys() {
+            let concrete = path.replace("{id}", "no-such-session").replace("{request_id}", "r1");
+            let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).expect("a method");
+            let response = server.send(method.clone(), &concrete, Some(json!({}))).await;
+            let status = response.status().as_u16();
+            let text = response.text().await.expect("body");
+            assert_ne!(status, 405, "{method} {path}");
+            assert!(status != 404 || text.contains("session_not_found"), "{method} {path}: {status} {text}");
+        }
+    }
+    let _: Value = document;
+}
