@@ -390,8 +390,13 @@ impl Registry {
         self.lock().len()
     }
 
+    /// The open session `id`; a session whose task has ended (it failed) is dropped, so it opens again.
     fn live_handle(&self, id: &str) -> Option<Arc<SessionHandle>> {
-        self.lock().get(id).cloned()
+        let mut live = self.lock();
+        if live.get(id).is_some_and(|handle| handle.requests.is_closed()) {
+            live.remove(id);
+        }
+        live.get(id).cloned()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<SessionHandle>>> {

@@ -1,0 +1,154 @@
+//! A bounded load run of `serve` on loopback (`cargo bench -p pi-gen-tests --bench serve_load`): the pi agent
+//! (built in release) serves SESSIONS sessions (default 500) against the scripted mock model, which answers
+//! at once. It prints the turn latency p50/p99 with every session prompting at the same moment, the same for
+//! turns one after another, what a bare model call to the mock takes (so the server's own share shows), and
+//! the server's resident memory per idle session. `SERVE_LOAD_AGENT=path` uses an agent built already.
+
+use std::time::{Duration, Instant};
+
+use pi_codegen::{BuildRequest, build_agent};
+use pi_gen_tests::{Sandbox, workspace_root};
+use pi_runtime::testing::{MockLlmServer, MockScript};
+use serde_json::{Value, json};
+
+const SEQUENTIAL_TURNS: usize = 200;
+
+fn main() {
+    let sessions: usize = std::env::var("SESSIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(500);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    runtime.block_on(run(sessions));
+}
+
+async fn run(sessions: usize) {
+    let agent = match std::env::var_os("SERVE_LOAD_AGENT") {
+        Some(path) => path.into(),
+        None => {
+            let output = workspace_root().join("target/e2e/release/");
+            let mut request = BuildRequest::new(workspace_root().join("agents/pi.yaml")).with_output(output);
+            request.release = true;
+            build_agent(&request).expect("the pi agent builds")
+        }
+    };
+    let answers = sessions + 2 * SEQUENTIAL_TURNS;
+    let script = json!((0..answers).map(|_| json!({"text": "ok"})).collect::<Vec<_>>());
+    let mock =
+        MockLlmServer::start(MockScript::from_json_str(&script.to_string()).expect("script")).await.expect("mock");
+    let sandbox = Sandbox::new(&mock.base_url());
+    let http = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(sessions).build().expect("client");
+
+    // A bare model call: what the mock and loopback HTTP take, without any agent.
+    let mut bare = Vec::new();
+    for _ in 0..SEQUENTIAL_TURNS {
+        let started = Instant::now();
+        let body = json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+        let response = http.post(format!("{}/chat/completions", mock.base_url())).body(body.to_string()).send().await;
+        response.expect("mock answers").bytes().await.expect("body");
+        bare.push(started.elapsed());
+    }
+
+    let max_turns = sessions.to_string();
+    let args = ["serve", "--listen", "127.0.0.1:0", "--max-turns", &max_turns, "--provider", "mock", "--model", "m"];
+    let mut server = sandbox.spawn(&agent, &args);
+    let base = read_address(&mut server).await;
+    let pid = server.id().expect("running");
+    let client = Client { http, base };
+    let rss_start = rss_kib(pid);
+
+    // One session, turns one after another.
+    let id = client.create(&sandbox).await;
+    let mut sequential = Vec::new();
+    for _ in 0..SEQUENTIAL_TURNS {
+        sequential.push(client.turn(&id).await);
+    }
+
+    // Every session prompts at once.
+    let mut ids = Vec::new();
+    for _ in 0..sessions {
+        ids.push(client.create(&sandbox).await);
+    }
+    let started = Instant::now();
+    let turns = ids.iter().map(|id| client.turn(id));
+    let concurrent: Vec<Duration> = futures_util::future::join_all(turns).await;
+    let wall = started.elapsed();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_end = rss_kib(pid);
+    let _ = server.kill().await;
+
+    let per_session = (rss_end.saturating_sub(rss_start)) as f64 / (sessions + 1) as f64;
+    println!("serve load: {sessions} sessions, pi agent in release, mock model on loopback");
+    println!("  bare model call (mock + HTTP):      {}", summary(&mut bare));
+    println!("  turn, one after another:            {}", summary(&mut sequential));
+    println!("  turn, {sessions} sessions at once:    {} (all done in {wall:.2?})", summary(&mut concurrent.clone()));
+    println!(
+        "  server RSS: {rss_start} KiB at start, {rss_end} KiB with {} idle sessions: {per_session:.0} KiB per session",
+        sessions + 1
+    );
+}
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Client {
+    async fn create(&self, sandbox: &Sandbox) -> String {
+        let body = json!({ "cwd": sandbox.work_dir() });
+        let response = self.http.post(format!("{}/v1/sessions", self.base)).body(body.to_string()).send().await;
+        let text = response.expect("created").text().await.expect("body");
+        let value: Value = serde_json::from_str(&text).expect("json");
+        value["id"].as_str().unwrap_or_else(|| panic!("no id: {text}")).to_owned()
+    }
+
+    /// One prompt, timed from sending it until its `agent_end` arrives on the event stream.
+    async fn turn(&self, id: &str) -> Duration {
+        // Only this turn's end counts: the stream replays the session's earlier ones first.
+        let before = self.ends(id).await;
+        let mut events = self.http.get(format!("{}/v1/sessions/{id}/events", self.base)).send().await.expect("events");
+        let started = Instant::now();
+        let body = json!({"message": "hi"}).to_string();
+        let response = self.http.post(format!("{}/v1/sessions/{id}/prompt", self.base)).body(body).send().await;
+        let status = response.expect("prompt").status();
+        assert_eq!(status.as_u16(), 202);
+        let mut seen = String::new();
+        loop {
+            let chunk = events.chunk().await.expect("stream").expect("open");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.matches("\"type\":\"agent_end\"").count() > before {
+                return started.elapsed();
+            }
+        }
+    }
+
+    /// How many runs the session had finished before this turn (the stream replays them).
+    async fn ends(&self, id: &str) -> usize {
+        let response = self.http.get(format!("{}/v1/sessions/{id}", self.base)).send().await.expect("state");
+        let state: Value = serde_json::from_str(&response.text().await.expect("body")).expect("json");
+        state["messageCount"].as_u64().map_or(0, |count| (count as usize).saturating_sub(1) / 2)
+    }
+}
+
+async fn read_address(server: &mut tokio::process::Child) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let stderr = server.stderr.take().expect("stderr");
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Some(line) = lines.next_line().await.expect("stderr") {
+        if let Some((_, address)) = line.split_once(" serving on ") {
+            let address = address.split_whitespace().next().expect("address").to_owned();
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return address;
+        }
+    }
+    panic!("serve did not start");
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap_or_default();
+    line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).unwrap_or(0)
+}
+
+fn summary(samples: &mut [Duration]) -> String {
+    samples.sort_unstable();
+    let at = |fraction: f64| samples[((samples.len() - 1) as f64 * fraction).round() as usize];
+    format!("p50 {:.2?}, p99 {:.2?} ({} turns)", at(0.5), at(0.99), samples.len())
+}
