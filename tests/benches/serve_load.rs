@@ -12,6 +12,7 @@ use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::{Value, json};
 
 const SEQUENTIAL_TURNS: usize = 200;
+const TURNS_PER_SESSION: usize = 20;
 
 fn main() {
     let sessions: usize = std::env::var("SESSIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(500);
@@ -54,34 +55,49 @@ async fn run(sessions: usize) {
     let client = Client { http, base };
     let rss_start = rss_kib(pid);
 
-    // One session, turns one after another.
-    let id = client.create(&sandbox).await;
-    let mut sequential = Vec::new();
-    for _ in 0..SEQUENTIAL_TURNS {
-        sequential.push(client.turn(&id).await);
+    // Turns one after another, TURNS_PER_SESSION to a session (so the context stays the size of a short
+    // conversation: each request carries it whole, and building it grows with it).
+    let (mut sequential, mut accepted) = (Vec::new(), Vec::new());
+    let cpu_before = cpu_ticks(pid);
+    for _ in 0..SEQUENTIAL_TURNS / TURNS_PER_SESSION {
+        let id = client.create(&sandbox).await;
+        let mut events = client.events(&id).await;
+        for _ in 0..TURNS_PER_SESSION {
+            let (accept, turn) = client.timed_turn(&id, &mut events).await;
+            accepted.push(accept);
+            sequential.push(turn);
+        }
     }
+    let cpu_per_turn = (cpu_ticks(pid) - cpu_before) as f64 * 1000.0 / ticks_per_second() / SEQUENTIAL_TURNS as f64;
 
     // Every session prompts at once.
     let mut ids = Vec::new();
     for _ in 0..sessions {
-        ids.push(client.create(&sandbox).await);
+        let id = client.create(&sandbox).await;
+        let events = client.events(&id).await;
+        ids.push((id, events));
     }
     let started = Instant::now();
-    let turns = ids.iter().map(|id| client.turn(id));
+    let turns = ids.iter_mut().map(|(id, events)| client.turn(id, events));
     let concurrent: Vec<Duration> = futures_util::future::join_all(turns).await;
     let wall = started.elapsed();
+    // Idle: no turn runs and no client listens.
+    drop(ids);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_end = rss_kib(pid);
     let _ = server.kill().await;
 
-    let per_session = (rss_end.saturating_sub(rss_start)) as f64 / (sessions + 1) as f64;
+    let per_session =
+        (rss_end.saturating_sub(rss_start)) as f64 / (sessions + SEQUENTIAL_TURNS / TURNS_PER_SESSION) as f64;
     println!("serve load: {sessions} sessions, pi agent in release, mock model on loopback");
     println!("  bare model call (mock + HTTP):      {}", summary(&mut bare));
+    println!("  prompt accepted (run started):      {}", summary(&mut accepted));
     println!("  turn, one after another:            {}", summary(&mut sequential));
+    println!("  server CPU per turn (user + system): {cpu_per_turn:.2} ms");
     println!("  turn, {sessions} sessions at once:    {} (all done in {wall:.2?})", summary(&mut concurrent.clone()));
     println!(
         "  server RSS: {rss_start} KiB at start, {rss_end} KiB with {} idle sessions: {per_session:.0} KiB per session",
-        sessions + 1
+        sessions + SEQUENTIAL_TURNS / TURNS_PER_SESSION
     );
 }
 
@@ -99,31 +115,36 @@ impl Client {
         value["id"].as_str().unwrap_or_else(|| panic!("no id: {text}")).to_owned()
     }
 
-    /// One prompt, timed from sending it until its `agent_end` arrives on the event stream.
-    async fn turn(&self, id: &str) -> Duration {
-        // Only this turn's end counts: the stream replays the session's earlier ones first.
-        let before = self.ends(id).await;
-        let mut events = self.http.get(format!("{}/v1/sessions/{id}/events", self.base)).send().await.expect("events");
+    /// The session's event stream, opened before its first prompt and read as turns go.
+    async fn events(&self, id: &str) -> reqwest::Response {
+        self.http.get(format!("{}/v1/sessions/{id}/events", self.base)).send().await.expect("events")
+    }
+
+    /// One prompt, timed from sending it until its `agent_end` arrives on the session's event stream.
+    async fn turn(&self, id: &str, events: &mut reqwest::Response) -> Duration {
+        self.timed_turn(id, events).await.1
+    }
+
+    /// [`Client::turn`], also giving how long the prompt took to be accepted (its run had started).
+    async fn timed_turn(&self, id: &str, events: &mut reqwest::Response) -> (Duration, Duration) {
         let started = Instant::now();
         let body = json!({"message": "hi"}).to_string();
         let response = self.http.post(format!("{}/v1/sessions/{id}/prompt", self.base)).body(body).send().await;
         let status = response.expect("prompt").status();
         assert_eq!(status.as_u16(), 202);
+        let accepted = started.elapsed();
+        // An event never straddles the marker's search: keep the tail of the last chunk.
         let mut seen = String::new();
         loop {
             let chunk = events.chunk().await.expect("stream").expect("open");
             seen.push_str(&String::from_utf8_lossy(&chunk));
-            if seen.matches("\"type\":\"agent_end\"").count() > before {
-                return started.elapsed();
+            if seen.contains("\"type\":\"agent_end\"") {
+                return (accepted, started.elapsed());
             }
+            let keep = seen.len().saturating_sub(32);
+            let keep = (keep..seen.len()).find(|at| seen.is_char_boundary(*at)).unwrap_or(seen.len());
+            seen.drain(..keep);
         }
-    }
-
-    /// How many runs the session had finished before this turn (the stream replays them).
-    async fn ends(&self, id: &str) -> usize {
-        let response = self.http.get(format!("{}/v1/sessions/{id}", self.base)).send().await.expect("state");
-        let state: Value = serde_json::from_str(&response.text().await.expect("body")).expect("json");
-        state["messageCount"].as_u64().map_or(0, |count| (count as usize).saturating_sub(1) / 2)
     }
 }
 
@@ -145,6 +166,23 @@ fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap_or_default();
     line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).unwrap_or(0)
+}
+
+/// The process's CPU time so far (user + system), in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which may hold spaces) start at its closing parenthesis.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let field = |n: usize| fields.get(n).and_then(|value| value.parse::<u64>().ok()).unwrap_or(0);
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    field(11) + field(12)
+}
+
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf only reads a system constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 { ticks as f64 } else { 100.0 }
 }
 
 fn summary(samples: &mut [Duration]) -> String {

@@ -2,6 +2,7 @@
 //! sequential and parallel modes, argument validation with coercion, steering and follow-up queues.
 
 mod config;
+mod decide;
 mod queue;
 mod run_loop;
 mod state;
@@ -24,6 +25,7 @@ pub use config::{
     BeforeToolCallContext, BeforeToolCallFn, BeforeToolCallResult, BoxFuture, ConvertToLlmFn, GetApiKeyFn, HookError,
     QueueMode, QueuePollFn, TransformContextFn, default_convert_to_llm,
 };
+pub use decide::{LoopState, Outcome, Step, UnexpectedOutcome};
 pub use run_loop::{
     AgentEventStream, AgentLoopError, agent_loop, agent_loop_continue, run_agent_loop, run_agent_loop_continue,
 };

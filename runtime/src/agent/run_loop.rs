@@ -5,9 +5,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{AgentContext, AgentEventSink, AgentLoopConfig, BoxFuture};
+use super::decide::{LoopState, Outcome, Step};
 use super::stream_response::stream_assistant_response;
 use super::tool_calls::execute_tool_calls;
-use crate::protocol::{AgentEvent, AgentMessage, StopReason};
+use crate::protocol::{AgentEvent, AgentMessage};
 
 /// The loop could not start, or a stage failed (the stateful agent turns this into an error message).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,7 +70,8 @@ fn check_can_continue(context: &AgentContext) -> Result<(), AgentLoopError> {
     }
 }
 
-/// The outer loop (follow-ups) around the inner loop (turns with tool calls and steering).
+/// Carries out the steps [`LoopState::decide`] chooses until the run is over: the outer loop (follow-ups)
+/// around the inner loop (turns with tool calls and steering).
 async fn run_turns(
     context: &mut AgentContext,
     new_messages: &mut Vec<AgentMessage>,
@@ -77,56 +79,70 @@ async fn run_turns(
     cancel: &CancellationToken,
     sink: &dyn AgentEventSink,
 ) -> Result<(), AgentLoopError> {
-    let mut first_turn = true;
-    // The user may have typed while the run was starting.
-    let mut pending = config.poll_steering();
+    let mut state = LoopState::new();
+    // Messages waiting to enter the context when the next turn starts.
+    let mut queued: Vec<AgentMessage> = Vec::new();
+    // The current turn's answer and tool results, for its `turn_end`.
+    let mut answer: Option<AgentMessage> = None;
+    let mut tool_results = Vec::new();
     loop {
-        let mut has_more_tool_calls = true;
-        while has_more_tool_calls || !pending.is_empty() {
-            if first_turn {
-                first_turn = false;
-            } else {
-                sink.emit(AgentEvent::TurnStart).await;
+        let outcome = match state.decide() {
+            Step::PollSteering => {
+                queued = config.poll_steering();
+                Outcome::SteeringPolled { queued: !queued.is_empty() }
             }
-            for message in std::mem::take(&mut pending) {
-                sink.emit(AgentEvent::MessageStart { message: message.clone() }).await;
-                let message = sink.emit_message_end(message).await;
+            Step::StartTurn { announce } => {
+                if announce {
+                    sink.emit(AgentEvent::TurnStart).await;
+                }
+                for message in std::mem::take(&mut queued) {
+                    sink.emit(AgentEvent::MessageStart { message: message.clone() }).await;
+                    let message = sink.emit_message_end(message).await;
+                    context.messages.push(message.clone());
+                    new_messages.push(message);
+                }
+                Outcome::TurnStarted
+            }
+            Step::CallModel => {
+                let assistant = stream_assistant_response(context, config, cancel, sink).await?;
+                // Tool calls are found in the content, whatever the stop reason says.
+                let outcome = Outcome::Answered {
+                    stop_reason: assistant.stop_reason,
+                    tool_calls: assistant.tool_calls().next().is_some(),
+                };
+                let message = AgentMessage::Assistant(assistant);
                 context.messages.push(message.clone());
-                new_messages.push(message);
+                new_messages.push(message.clone());
+                answer = Some(message);
+                outcome
             }
-
-            let assistant = stream_assistant_response(context, config, cancel, sink).await?;
-            let assistant_message = AgentMessage::Assistant(assistant.clone());
-            context.messages.push(assistant_message.clone());
-            new_messages.push(assistant_message.clone());
-            if matches!(assistant.stop_reason, StopReason::Error | StopReason::Aborted) {
-                sink.emit(AgentEvent::TurnEnd { message: assistant_message, tool_results: Vec::new() }).await;
-                sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone(), will_retry: None }).await;
-                return Ok(());
-            }
-
-            // Tool calls are found in the content, whatever the stop reason says.
-            has_more_tool_calls = assistant.tool_calls().next().is_some();
-            let mut tool_results = Vec::new();
-            let mut steering_after_tools = Vec::new();
-            if has_more_tool_calls {
-                let batch = execute_tool_calls(context, &assistant, config, cancel, sink).await;
+            Step::RunTools => {
+                let Some(AgentMessage::Assistant(assistant)) = &answer else {
+                    return Err(AgentLoopError::Stage("the agent loop ran tools without an answer".to_owned()));
+                };
+                let batch = execute_tool_calls(context, assistant, config, cancel, sink).await;
                 for result in &batch.results {
                     context.messages.push(AgentMessage::ToolResult(result.clone()));
                     new_messages.push(AgentMessage::ToolResult(result.clone()));
                 }
                 tool_results = batch.results;
-                steering_after_tools = batch.steering;
+                queued = batch.steering;
+                Outcome::ToolsRan { steering: !queued.is_empty() }
             }
-            sink.emit(AgentEvent::TurnEnd { message: assistant_message, tool_results }).await;
-            pending = if steering_after_tools.is_empty() { config.poll_steering() } else { steering_after_tools };
-        }
-        // The agent would stop here; follow-ups keep it going.
-        let follow_ups = config.poll_follow_up();
-        if follow_ups.is_empty() {
-            break;
-        }
-        pending = follow_ups;
+            Step::EndTurn => {
+                let Some(message) = answer.take() else {
+                    return Err(AgentLoopError::Stage("the agent loop ended a turn without an answer".to_owned()));
+                };
+                sink.emit(AgentEvent::TurnEnd { message, tool_results: std::mem::take(&mut tool_results) }).await;
+                Outcome::TurnEnded
+            }
+            Step::PollFollowUps => {
+                queued = config.poll_follow_up();
+                Outcome::FollowUpsPolled { queued: !queued.is_empty() }
+            }
+            Step::Finish => break,
+        };
+        state.observe(outcome).map_err(|error| AgentLoopError::Stage(error.to_string()))?;
     }
     sink.emit(AgentEvent::AgentEnd { messages: new_messages.clone(), will_retry: None }).await;
     Ok(())

@@ -187,6 +187,4 @@ pub enum AgentError {
     StreamingBehaviorRequired,
     #[error("No API key for provider {0}: set its environment variable, or pass --api-key")]
     NoApiKey(String),
-    #[error("cannot save to the session file: {0}")]
-    SaveFailed(String),
 }

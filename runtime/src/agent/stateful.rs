@@ -161,6 +161,22 @@ impl Agent {
         lock(&self.inner.state).messages.clone()
     }
 
+    /// What `read` makes of the context, without copying it (the agent's state is locked meanwhile: `read`
+    /// must not call back into the agent).
+    pub fn with_messages<T>(&self, read: impl FnOnce(&[AgentMessage]) -> T) -> T {
+        read(&lock(&self.inner.state).messages)
+    }
+
+    /// The current model (without copying the rest of the state).
+    pub fn model(&self) -> Option<Model> {
+        lock(&self.inner.state).model.clone()
+    }
+
+    /// The current thinking level (without copying the rest of the state).
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        lock(&self.inner.state).thinking_level
+    }
+
     pub fn is_streaming(&self) -> bool {
         lock(&self.inner.state).is_streaming
     }

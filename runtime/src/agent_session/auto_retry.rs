@@ -221,7 +221,7 @@ where
     });
     start.await?;
     loop {
-        let last = agent.messages().last().and_then(AgentMessage::as_assistant).cloned();
+        let last = agent.with_messages(|messages| messages.last().and_then(AgentMessage::as_assistant).cloned());
         let decision = lock(&state).after_run(&settings, last.as_ref(), context_window);
         match decision {
             RetryDecision::Done => return Ok(()),

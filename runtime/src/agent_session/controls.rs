@@ -12,7 +12,7 @@ use crate::ai::catalog::{
 use crate::ai::{Model, ThinkingLevel};
 use crate::compaction::estimate_context_tokens;
 use crate::extension::{EventKind, ModelRef, ModelSelectEvent, ModelSelectSource};
-use crate::protocol::{AgentMessage, AssistantContent};
+use crate::protocol::{AgentMessage, AssistantContent, AssistantMessage};
 use crate::session::SessionError;
 
 /// Message counts, token totals and context use of a session (pi's `SessionStats`).
@@ -62,7 +62,7 @@ impl AgentSession {
     /// Sets the thinking level, clamped to what the model supports among the levels of the run's pi release
     /// (`max` only at level 1.5); a change is recorded in the session. Returns the level in effect.
     pub fn set_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, SessionError> {
-        let model = self.agent.state().model;
+        let model = self.agent.model();
         // A model that cannot reason ignores the request; the level chosen before comes back with the next
         // model that can, as in pi.
         if model.as_ref().is_none_or(|model| model.reasoning) {
@@ -119,7 +119,7 @@ impl AgentSession {
         map: Option<&ThinkingLevelMap>,
         source: ModelSelectSource,
     ) -> Result<ThinkingLevel, SessionError> {
-        let previous = self.agent.state().model;
+        let previous = self.agent.model();
         self.agent.set_model(model.clone());
         self.agent.set_api_key(api_key.clone());
         *lock(&self.api_key) = api_key;
@@ -207,9 +207,7 @@ impl AgentSession {
 
     /// The text blocks of the last answer, joined; `None` when there is no answer yet or it has no text.
     pub fn last_assistant_text(&self) -> Option<String> {
-        let messages = self.agent.messages();
-        let answer = messages.iter().rev().find_map(AgentMessage::as_assistant)?;
-        let text = answer.text();
+        let text = self.agent.find_last_message(|message| message.as_assistant().map(AssistantMessage::text))?;
         (!text.trim().is_empty()).then_some(text)
     }
 
@@ -237,7 +235,7 @@ impl AgentSession {
         for message in &messages {
             count_message(&mut stats, message);
         }
-        if let Some(model) = self.agent.state().model {
+        if let Some(model) = self.agent.model() {
             let tokens = estimate_context_tokens(&messages).tokens;
             let window = model.context_window;
             let percent = if window == 0 { 0.0 } else { tokens as f64 / window as f64 * 100.0 };

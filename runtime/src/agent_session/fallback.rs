@@ -50,11 +50,12 @@ impl AgentSession {
     /// The failed answer a fallback should replace: the run's last message, an error that is neither an
     /// abort nor a context overflow (compaction handles that).
     fn fallback_worthy_error(&self) -> Option<String> {
-        let messages = self.agent.messages();
-        let AgentMessage::Assistant(answer) = messages.last()? else { return None };
-        let window = self.agent.state().model.map(|model| model.context_window);
-        (answer.stop_reason == StopReason::Error && !is_context_overflow(answer, window))
-            .then(|| answer.error_message.clone().unwrap_or_else(|| "Unknown error".to_owned()))
+        let window = self.agent.model().map(|model| model.context_window);
+        self.agent.with_messages(|messages| {
+            let AgentMessage::Assistant(answer) = messages.last()? else { return None };
+            (answer.stop_reason == StopReason::Error && !is_context_overflow(answer, window))
+                .then(|| answer.error_message.clone().unwrap_or_else(|| "Unknown error".to_owned()))
+        })
     }
 
     /// Moves the run to the next usable fallback after `*next` (advancing it). Returns `false` when the run's
@@ -63,7 +64,7 @@ impl AgentSession {
     pub(super) fn switch_to_fallback(&self, next: &mut usize, chosen: &mut Option<ChosenModel>) -> bool {
         let Some(error_message) = self.fallback_worthy_error() else { return false };
         let Some(chain) = lock(&self.fallbacks).clone() else { return false };
-        let Some(current) = self.agent.state().model else { return false };
+        let Some(current) = self.agent.model() else { return false };
         while let Some(wanted) = chain.models.get(*next) {
             *next += 1;
             let fallback = match (chain.resolver)(wanted) {
@@ -123,7 +124,7 @@ impl AgentSession {
     /// Gives the run's end back to the model the user chose, unless someone chose another model meanwhile.
     pub(super) fn restore_chosen_model(&self, chosen: Option<ChosenModel>) {
         let Some(chosen) = chosen else { return };
-        let now = self.agent.state().model;
+        let now = self.agent.model();
         if now
             .as_ref()
             .is_some_and(|model| model.provider == chosen.fallback.provider && model.id == chosen.fallback.id)

@@ -236,7 +236,7 @@ async fn forward(runner: &ExtensionRunner, event: &AgentEvent, turn_index: &Atom
 
 impl SessionControl for SessionLink {
     fn model(&self) -> Option<Model> {
-        self.agent.state().model
+        self.agent.model()
     }
 
     fn is_idle(&self) -> bool {

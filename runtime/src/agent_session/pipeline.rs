@@ -80,7 +80,7 @@ impl AgentSession {
             self.enqueue(text, images, behavior);
             return Ok(());
         }
-        let model = self.agent.state().model.ok_or(AgentError::NoModel)?;
+        let model = self.agent.model().ok_or(AgentError::NoModel)?;
         if self.require_api_key && lock(&self.api_key).as_deref().is_none_or(str::is_empty) {
             return Err(AgentError::NoApiKey(model.provider));
         }
@@ -137,10 +137,7 @@ impl AgentSession {
             Err(error) => Err(error),
         };
         if self.agent.pi_compat().is_v1_5() {
-            let last = self.agent.messages().into_iter().rev().find_map(|message| match message {
-                AgentMessage::Assistant(assistant) => Some(assistant.stop_reason),
-                _ => None,
-            });
+            let last = self.agent.find_last_message(|message| message.as_assistant().map(|answer| answer.stop_reason));
             (self.emit)(&SessionOnlyEvent::AgentSettled { aborted: last == Some(StopReason::Aborted) });
         }
         outcome

@@ -3,7 +3,7 @@
 //! saying it was interrupted, and the model carries on from there.
 
 use super::AgentSession;
-use crate::agent::AgentError;
+use crate::agent::{AgentError, PromptInput};
 use crate::protocol::{AgentMessage, StopReason, ToolResultMessage, UserContent, now_ms};
 
 /// The result a tool call gets when a crash interrupted it.
@@ -48,12 +48,16 @@ impl AgentSession {
         if finished {
             return Ok(false);
         }
-        for result in missing {
-            self.record_message(AgentMessage::ToolResult(result))
-                .map_err(|error| AgentError::SaveFailed(error.to_string()))?;
+        if missing.is_empty() {
+            return self.continue_interrupted(&messages).await;
         }
-        let messages = self.agent.messages();
-        self.continue_interrupted(&messages).await
+        // The results start the continued run, so they are announced (`message_start`/`message_end`) and
+        // saved like any message before the model is called again.
+        let results = missing.into_iter().map(AgentMessage::ToolResult).collect();
+        self.reset_cancel();
+        self.run_with_retry(self.agent.prompt(PromptInput::Messages(results))).await?;
+        self.check_compaction_after_run().await?;
+        Ok(true)
     }
 
     async fn continue_interrupted(&self, messages: &[AgentMessage]) -> Result<bool, AgentError> {

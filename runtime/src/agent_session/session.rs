@@ -272,7 +272,7 @@ impl AgentSession {
 
     /// The model summaries are written with.
     pub fn summary_model(&self) -> Option<Model> {
-        lock(&self.summary_model).as_ref().map(|(model, _)| model.clone()).or_else(|| self.agent.state().model)
+        lock(&self.summary_model).as_ref().map(|(model, _)| model.clone()).or_else(|| self.agent.model())
     }
 
     /// The key for [`AgentSession::summary_model`]: the per-call lookup's (a login renewed when it expired),
@@ -321,7 +321,7 @@ impl AgentSession {
     where
         F: Future<Output = Result<(), AgentError>>,
     {
-        let context_window = self.agent.state().model.map(|model| model.context_window);
+        let context_window = self.agent.model().map(|model| model.context_window);
         let cancel = self.cancel_token();
         let on_drop = self.agent.pi_compat().is_v1_5().then(|| self.record_dropped_answer());
         let probe = RetryProbe { settings: self.settings().retry, context_window, state: Arc::default(), on_drop };
@@ -329,7 +329,7 @@ impl AgentSession {
         let mut outcome = run_with_auto_retry_probed(&self.agent, &probe, self.emit.clone(), &cancel, start).await;
         let (mut next, mut chosen) = (0, None);
         while outcome.is_ok() && !cancel.is_cancelled() && self.switch_to_fallback(&mut next, &mut chosen) {
-            let window = self.agent.state().model.map(|model| model.context_window);
+            let window = self.agent.model().map(|model| model.context_window);
             let probe = RetryProbe { context_window: window, state: Arc::default(), ..probe.clone() };
             *lock(&self.link.retry_probe) = Some(probe.clone());
             outcome =

@@ -116,3 +116,72 @@ async fn an_overflow_after_one_compact_and_retry_is_reported_not_retried_again()
     assert_eq!((ends[1].0, ends[1].1), (CompactionReason::Overflow, true));
     assert!(ends[1].2.as_deref().is_some_and(|text| text.contains("still overflows")), "{ends:?}");
 }
+
+mod decision {
+    use super::super::compaction_check::{CheckPoint, CompactionFacts, CompactionStep, decide_compaction};
+    use super::OVERFLOW;
+    use crate::ai::Model;
+    use crate::compaction::CompactionSettings;
+    use crate::protocol::{AgentMessage, AssistantMessage, StopReason, Usage, UserMessage};
+
+    fn model() -> Model {
+        let mut model = Model::new("test", "test-model", "scripted", "http://127.0.0.1:9");
+        model.context_window = 100_000;
+        model
+    }
+
+    fn answer(stop_reason: StopReason, total_tokens: u64, timestamp: i64) -> AgentMessage {
+        AgentMessage::Assistant(AssistantMessage {
+            provider: "test".into(),
+            model: "test-model".into(),
+            stop_reason,
+            timestamp,
+            usage: Usage { total_tokens, ..Usage::default() },
+            error_message: (stop_reason == StopReason::Error).then(|| OVERFLOW.to_owned()),
+            ..AssistantMessage::default()
+        })
+    }
+
+    fn decide(point: CheckPoint, last: AgentMessage, compacted_at: i64, attempted: bool) -> (CompactionStep, bool) {
+        let (model, settings) = (model(), CompactionSettings::default());
+        let messages = [AgentMessage::User(UserMessage::text("hi")), last];
+        let facts = CompactionFacts {
+            point,
+            messages: &messages,
+            settings: &settings,
+            model: Some(&model),
+            compacted_at,
+            overflow_recovery_attempted: attempted,
+        };
+        let decision = decide_compaction(&facts);
+        (decision.step, decision.ends_overflow_streak)
+    }
+
+    #[test]
+    fn a_context_past_the_window_minus_the_reserve_is_compacted_and_a_small_one_is_not() {
+        let full = answer(StopReason::Stop, 90_000, 10);
+        assert_eq!(decide(CheckPoint::AfterRun, full, 0, false), (CompactionStep::Threshold, true));
+        let small = answer(StopReason::Stop, 1_000, 10);
+        assert_eq!(decide(CheckPoint::AfterRun, small, 0, false), (CompactionStep::Nothing, true));
+    }
+
+    #[test]
+    fn an_aborted_answer_counts_before_a_prompt_only() {
+        let aborted = || answer(StopReason::Aborted, 90_000, 10);
+        assert_eq!(decide(CheckPoint::AfterRun, aborted(), 0, false).0, CompactionStep::Nothing);
+        assert_eq!(decide(CheckPoint::BeforePrompt, aborted(), 0, false).0, CompactionStep::Threshold);
+    }
+
+    #[test]
+    fn an_overflow_is_recovered_from_once_then_reported() {
+        let overflow = || answer(StopReason::Error, 0, 10);
+        assert_eq!(decide(CheckPoint::AfterRun, overflow(), 0, false), (CompactionStep::RecoverOverflow, false));
+        assert_eq!(decide(CheckPoint::AfterRun, overflow(), 0, true), (CompactionStep::OverflowPersists, false));
+    }
+
+    #[test]
+    fn an_answer_from_before_the_latest_compaction_is_not_measured() {
+        let old = answer(StopReason::Error, 0, 10);
+        assert_eq!(decide(CheckPoint::AfterRun, old, 20, false).0, CompactionStep::Nothing);
+    }
+}

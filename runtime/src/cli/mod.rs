@@ -192,7 +192,7 @@ fn run_agent_as(
         return runtime.block_on(async {
             let prepared = setup::prepare(definition, &args, rust_tools, extensions)?;
             let mcp = prepared.mcp.clone();
-            let start_provider = prepared.agent.state().model.map(|model| model.provider);
+            let start_provider = prepared.agent.model().map(|model| model.provider);
             let catalog = model_catalog::ModelCatalog::load(
                 definition,
                 &agent_dir(definition),
@@ -259,7 +259,7 @@ fn run_interactive_mode(
             (None, _) if prepared.pi_compat.is_v1_5() => pi_tui::renderer::ScreenMode::Fullscreen,
             (None, _) => pi_tui::renderer::ScreenMode::Inline,
         };
-        let start_provider = prepared.agent.state().model.map(|model| model.provider);
+        let start_provider = prepared.agent.model().map(|model| model.provider);
         let catalog = model_catalog::ModelCatalog::load(
             definition,
             &agent_dir,

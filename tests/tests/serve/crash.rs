@@ -104,13 +104,21 @@ async fn a_tool_call_cut_short_by_a_crash_is_not_run_again_but_marked_interrupte
     wait_for_file(&log).await;
     kill_hard(&mut server).await;
 
-    let _server = serve(&sandbox, &[]).await;
+    let server = serve(&sandbox, &[]).await;
     let entries = session_entries_when(&sandbox, |entries| {
         messages(entries)
             .last()
             .is_some_and(|message| message["role"] == "assistant" && message["stopReason"] == "stop")
     })
     .await;
+    // A client of the restarted server sees the inserted result as an event, then the answer to it.
+    let mut events = server.events(&id, None).await;
+    events.until("agent_end").await;
+    let ended: Vec<&Value> =
+        events.seen.iter().filter(|(_, event)| event["type"] == "message_end").map(|(_, event)| event).collect();
+    let ended_roles: Vec<&str> = ended.iter().filter_map(|event| event["message"]["role"].as_str()).collect();
+    assert_eq!(ended_roles, ["toolResult", "assistant"], "{:#?}", events.seen);
+    assert_eq!(ended[0]["message"]["toolCallId"], "call_1");
     let messages = messages(&entries);
     let roles: Vec<&str> = messages.iter().filter_map(|message| message["role"].as_str()).collect();
     assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"], "{entries:#?}");

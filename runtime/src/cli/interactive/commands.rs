@@ -111,7 +111,7 @@ impl App {
     /// `/thinking [level]`: sets the level, or names the current one.
     fn set_thinking(&mut self, args: &str) {
         if args.is_empty() {
-            let current = self.session.agent().state().thinking_level;
+            let current = self.session.agent().thinking_level();
             let text = format!("Thinking level: {}. Set it with /thinking <level>.", current.as_str());
             self.transcript.notice(text, Role::Muted);
             return;

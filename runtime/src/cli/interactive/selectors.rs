@@ -52,7 +52,7 @@ impl Overlay {
 
 impl App {
     pub(super) fn open_model_picker(&mut self) {
-        let current = self.session.agent().state().model.map(|model| format!("{}/{}", model.provider, model.id));
+        let current = self.session.agent().model().map(|model| format!("{}/{}", model.provider, model.id));
         let mut items = Vec::new();
         let mut details = Vec::new();
         for registered in self.models.available() {
@@ -251,7 +251,7 @@ impl App {
 
     /// Ctrl+P / Shift+Ctrl+P: the next (or previous) model with a key, or of the scoped models (`--models`).
     pub(super) fn cycle_model(&mut self, backwards: bool) {
-        let current = self.session.agent().state().model;
+        let current = self.session.agent().model();
         let Some(target) = self.models.cycle_from(current.as_ref(), backwards) else {
             self.transcript.notice("There is no other model to cycle to.", Role::Muted);
             return;
@@ -270,7 +270,7 @@ impl App {
         let task = tokio::task::spawn_local(async move {
             let notice = match session.switch_session(&path).await {
                 Ok(true) => {
-                    let current = session.agent().state().model.map(|model| (model.provider, model.id));
+                    let current = session.agent().model().map(|model| (model.provider, model.id));
                     let restore = session.session_model().filter(|used| Some(used) != current.as_ref());
                     match restore.map(|(provider, id)| models.choose(&provider, &id)) {
                         Some(Ok(chosen)) => {

@@ -14,47 +14,45 @@ use super::command::{ParsedLine, RawReply, RpcCommand, RpcReply, parse_line};
 use super::entries::{entries_json, tree_json};
 use super::export::export_session;
 use super::output::RpcOutput;
-use super::prompt_run::{Disposition, PendingAck, PromptRun, accepted, parse_streaming_behavior, still_working};
+use super::prompt_run::{Disposition, PendingAck, accepted};
 use super::state::{available_thinking_levels, fork_messages, model_json, session_state, slash_commands};
 use super::user_bash::run_user_bash_streaming;
 use crate::agent::QueueMode;
-use crate::agent_session::{AgentSession, ForkOutcome, PromptOptions, StreamingBehavior};
+use crate::agent_session::{AgentSession, ForkOutcome, StreamingBehavior};
 use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::pending_queue::PendingQueue;
 use crate::cli::resources::Resources;
-use crate::cli::yaml_commands::{
-    YamlCommandOutcome, notify_request, queue_refusal, run_yaml_command, session_yaml_command,
-};
-use crate::extension::{InputSource, ModelSelectSource};
-use crate::protocol::{AgentMessage, ImageContent, PiCompat, SessionOnlyEvent};
+use crate::cli::yaml_commands::queue_refusal;
+use crate::extension::ModelSelectSource;
+use crate::protocol::{AgentMessage, PiCompat, SessionOnlyEvent};
 use crate::tools::ToolEnvironment;
 
 /// The RPC session: the agent session, the queued texts, and the work running in the background.
 pub struct Rpc {
     pub(super) session: Rc<AgentSession>,
-    pending: Arc<PendingQueue>,
-    resources: Resources,
+    pub(super) pending: Arc<PendingQueue>,
+    pub(super) resources: Resources,
     pub(super) models: ModelCatalog,
-    tool_env: ToolEnvironment,
+    pub(super) tool_env: ToolEnvironment,
     agent_name: String,
     /// Cancels the user's command under way (`abort_bash`).
-    bash_cancel: RefCell<Option<CancellationToken>>,
+    pub(super) bash_cancel: RefCell<Option<CancellationToken>>,
     /// Cancels every command the user started (each gets a child of it), when the session ends.
-    stop: CancellationToken,
+    pub(super) stop: CancellationToken,
     /// Commands that finished while a prompt ran: kept once it ends, so the run's messages stay together.
-    deferred: Rc<RefCell<Vec<AgentMessage>>>,
+    pub(super) deferred: Rc<RefCell<Vec<AgentMessage>>>,
     /// Prompts and compactions under way.
     tasks: RefCell<Vec<JoinHandle<()>>>,
     /// A prompt has been accepted and has not finished (true before the agent starts streaming).
-    busy: Rc<RefCell<bool>>,
+    pub(super) busy: Rc<RefCell<bool>>,
     /// Woken whenever a prompt finishes.
-    prompt_done: Rc<tokio::sync::Notify>,
+    pub(super) prompt_done: Rc<tokio::sync::Notify>,
     /// The pi release whose replies this session gives.
     level: PiCompat,
     /// Prompts are acknowledged as their run starts, with a disposition (see [`PromptRun::hold_ack`]).
-    hold_ack: bool,
+    pub(super) hold_ack: bool,
     /// A pi 1.5 prompt's acknowledgement, until its run starts.
-    ack: PendingAck,
+    pub(super) ack: PendingAck,
     /// Where replies and events go.
     pub(crate) out: RpcOutput,
 }
@@ -314,117 +312,6 @@ impl Rpc {
         Some(reply)
     }
 
-    /// An idle agent starts the prompt in the background (acknowledged first; a failure is a second reply).
-    /// A busy one queues it when the client said how, and refuses it otherwise.
-    fn prompt(
-        &self,
-        id: Option<Value>,
-        message: String,
-        images: Vec<ImageContent>,
-        behavior: Option<&str>,
-    ) -> Option<RpcReply> {
-        if session_yaml_command(&self.session, &self.resources.commands, &message).is_some() {
-            return self.yaml_command(id, message, images, behavior.map(str::to_owned));
-        }
-        if *self.busy.borrow() || self.session.agent().is_streaming() {
-            match behavior.map(parse_streaming_behavior) {
-                None => return Some(still_working(id)),
-                Some(Err(error)) => return Some(RpcReply::failure(id, Some("prompt"), error)),
-                Some(Ok(behavior)) => self.queue(message, images, behavior),
-            }
-            return Some(accepted(self.hold_ack, id, "prompt", Disposition::Queued));
-        }
-        let run = self.prompt_run();
-        run.acknowledge(id.clone());
-        *self.busy.borrow_mut() = true;
-        let options = PromptOptions { images, source: InputSource::Rpc, ..PromptOptions::default() };
-        let task = tokio::task::spawn_local(run.run(id, message, options));
-        self.keep(task);
-        None
-    }
-
-    /// Runs what extensions asked for while the agent was idle, unless a prompt runs (it runs them itself
-    /// when it ends).
-    pub(crate) fn run_deferred(&self) {
-        if *self.busy.borrow() || self.session.agent().is_streaming() || !self.session.has_deferred() {
-            return;
-        }
-        *self.busy.borrow_mut() = true;
-        let task = tokio::task::spawn_local(self.prompt_run().run_deferred());
-        self.keep(task);
-    }
-
-    /// Finishes, in the background, the run the session file shows cut short by a crash (`serve` after a
-    /// restart). Does nothing while a prompt runs.
-    pub(crate) fn resume_interrupted(&self) {
-        if self.is_busy() {
-            return;
-        }
-        *self.busy.borrow_mut() = true;
-        let task = tokio::task::spawn_local(self.prompt_run().run_resume());
-        self.keep(task);
-    }
-
-    fn prompt_run(&self) -> PromptRun {
-        PromptRun {
-            session: self.session.clone(),
-            busy: self.busy.clone(),
-            done: self.prompt_done.clone(),
-            deferred: self.deferred.clone(),
-            hold_ack: self.hold_ack,
-            ack: self.ack.clone(),
-            out: self.out.clone(),
-        }
-    }
-
-    /// A command of the YAML runs at once, even while the agent works (`abort_bash` stops it), and is answered
-    /// when done. Its prompt then runs, or is queued, as a prompt would; shown output is a `notify` request.
-    fn yaml_command(
-        &self,
-        id: Option<Value>,
-        message: String,
-        images: Vec<ImageContent>,
-        behavior: Option<String>,
-    ) -> Option<RpcReply> {
-        let cancel = self.stop.child_token();
-        *self.bash_cancel.borrow_mut() = Some(cancel.clone());
-        let (commands, env, pending) = (self.resources.commands.clone(), self.tool_env.clone(), self.pending.clone());
-        let run = self.prompt_run();
-        let options = PromptOptions { images, source: InputSource::Rpc, expand: false, ..PromptOptions::default() };
-        let task = tokio::task::spawn_local(async move {
-            let outcome = run_yaml_command(&commands, &message, &env, &cancel).await;
-            match outcome.unwrap_or_else(|| YamlCommandOutcome::Error(format!("{message}: no such command"))) {
-                YamlCommandOutcome::Prompt(text) if *run.busy.borrow() || run.session.agent().is_streaming() => {
-                    let behavior = match behavior.as_deref().map(parse_streaming_behavior) {
-                        None => return run.out.reply(&still_working(id)),
-                        Some(Err(error)) => return run.out.reply(&RpcReply::failure(id, Some("prompt"), error)),
-                        Some(Ok(behavior)) => behavior,
-                    };
-                    let delivered = run.session.queue_message(text.clone(), options.images, behavior);
-                    run.out.event(&pending.push(&text, &delivered, behavior));
-                    run.out.reply(&accepted(run.hold_ack, id, "prompt", Disposition::Queued));
-                }
-                YamlCommandOutcome::Prompt(text) => {
-                    run.acknowledge(id.clone());
-                    *run.busy.borrow_mut() = true;
-                    run.run(id, text, options).await;
-                }
-                YamlCommandOutcome::Show(output) => {
-                    run.out.reply(&accepted(run.hold_ack, id, "prompt", Disposition::Handled));
-                    run.out.event(&notify_request(&output, false));
-                }
-                YamlCommandOutcome::Error(error) => run.out.reply(&RpcReply::failure(id, Some("prompt"), error)),
-            }
-        });
-        self.keep(task);
-        None
-    }
-
-    fn queue(&self, text: String, images: Vec<ImageContent>, behavior: StreamingBehavior) {
-        let delivered = self.session.queue_message(text.clone(), images, behavior);
-        self.out.event(&self.pending.push(&text, &delivered, behavior));
-    }
-
     /// Runs the user's command in the background and replies with its result; the output joins the
     /// conversation now, or after the prompt under way (marked to stay out of the model's context when the
     /// client asked). At pi 1.5's level the output streams meanwhile as `bash_execution_update` events.
@@ -491,7 +378,7 @@ impl Rpc {
     }
 
     /// Keeps a background task so the end of stdin can wait for it; finished ones are dropped.
-    fn keep(&self, task: JoinHandle<()>) {
+    pub(super) fn keep(&self, task: JoinHandle<()>) {
         let mut tasks = self.tasks.borrow_mut();
         tasks.retain(|task| !task.is_finished());
         tasks.push(task);

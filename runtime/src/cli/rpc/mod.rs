@@ -11,6 +11,7 @@ pub(in crate::cli) mod export;
 mod model_commands;
 pub(crate) mod output;
 mod prompt_run;
+mod prompting;
 mod state;
 pub(in crate::cli) mod ui;
 pub(in crate::cli) mod user_bash;

@@ -16,7 +16,7 @@ impl Rpc {
             Ok(level) => level,
             Err(error) => return RpcReply::failure(id, Some("set_thinking_level"), error.to_string()),
         };
-        let before = self.session.agent().state().thinking_level;
+        let before = self.session.agent().thinking_level();
         match self.session.set_thinking_level(level) {
             Ok(now) => {
                 if now != before {
@@ -47,7 +47,7 @@ impl Rpc {
         source: ModelSelectSource,
     ) -> Result<(Value, ThinkingLevel), String> {
         let chosen = self.models.choose(provider, id)?;
-        let before = self.session.agent().state().thinking_level;
+        let before = self.session.agent().thinking_level();
         let printed = model_json(&chosen.model);
         let map = chosen.thinking_level_map.as_ref();
         let level = self
@@ -67,7 +67,7 @@ impl Rpc {
         match self.session.switch_session(&path).await {
             Ok(false) => RpcReply::with_data(id, "switch_session", json!({ "cancelled": true })),
             Ok(true) => {
-                let current = self.session.agent().state().model.map(|model| (model.provider, model.id));
+                let current = self.session.agent().model().map(|model| (model.provider, model.id));
                 if let Some((provider, model_id)) =
                     self.session.session_model().filter(|used| Some(used) != current.as_ref())
                     && let Err(error) = self.switch_model(&provider, &model_id, ModelSelectSource::Restore).await
@@ -84,7 +84,7 @@ impl Rpc {
 
     /// The next available model after the current one (wrapping); `null` when there is no other.
     pub(super) async fn cycle_model(&self, id: Option<Value>) -> RpcReply {
-        let current = self.session.agent().state().model;
+        let current = self.session.agent().model();
         let Some(target) = self.models.cycle_from(current.as_ref(), false) else {
             return RpcReply::with_data(id, "cycle_model", Value::Null);
         };

@@ -73,7 +73,7 @@ pub fn session_state(session: &AgentSession, pending: usize) -> Value {
 /// (pi 1.5's `max` only at level 1.5), lowest first (`off` alone for a model that does not reason, or no
 /// model).
 pub fn available_thinking_levels(session: &AgentSession) -> Vec<&'static str> {
-    let Some(model) = session.agent().state().model else { return vec!["off"] };
+    let Some(model) = session.agent().model() else { return vec!["off"] };
     let map = builtin_thinking_level_map(&model.provider, &model.id);
     supported_thinking_levels(&model, map, session.agent().pi_compat())
         .into_iter()

@@ -128,8 +128,9 @@ pub async fn run_session(
     let close_reply = loop {
         tokio::select! {
             request = requests.recv() => match request {
-                Some(Request::Close { reply }) => break Some(reply),
-                Some(request) => serving.handle(request).await,
+                Some(request) => if let Some(reply) = serving.handle(request).await {
+                    break Some(reply);
+                },
                 None => break None,
             },
             // An extension woke the idle agent (the panels' Spine, a triggered message).
@@ -156,7 +157,7 @@ fn prepare(spec: SessionSpec) -> Result<(setup::Prepared, ModelCatalog), ApiErro
     let agent_dir = agent_dir(&definition);
     let refused = |error: CliError| ApiError::bad_request(error.to_string());
     let prepared = setup::prepare_in(&definition, &args, rust_tools, extensions, &cwd, &agent_dir).map_err(refused)?;
-    let start_provider = prepared.agent.state().model.map(|model| model.provider);
+    let start_provider = prepared.agent.model().map(|model| model.provider);
     let catalog = ModelCatalog::load(&definition, &agent_dir, args.api_key.as_deref(), start_provider.as_deref())
         .map_err(refused)?
         .with_pi_compat(prepared.pi_compat)
@@ -185,7 +186,8 @@ struct Serving {
 }
 
 impl Serving {
-    async fn handle(&self, request: Request) {
+    /// Carries out one request; a `Close` gives back its reply, to be sent once the session has stopped.
+    async fn handle(&self, request: Request) -> Option<oneshot::Sender<()>> {
         match request {
             Request::Command { command, reply } => {
                 let (id, answer) = self.expect_reply();
@@ -204,13 +206,13 @@ impl Serving {
                     && let Some((_, earlier)) = self.keys.borrow().iter().find(|(known, _)| known == key)
                 {
                     let _ = reply.send(Ok(earlier.clone()));
-                    return;
+                    return None;
                 }
                 if self.rpc.is_busy() {
                     let message = "the session is working on a prompt; steer it (POST .../steer), queue a follow-up \
                                    (POST .../follow_up), or abort it first";
                     let _ = reply.send(Err(ApiError::new(StatusCode::CONFLICT, "session_busy", message)));
-                    return;
+                    return None;
                 }
                 let turn_id = uuid::Uuid::now_v7().to_string();
                 if let Some(key) = idempotency_key.clone() {
@@ -220,10 +222,9 @@ impl Serving {
                 self.start_prompt(message, images, turn_id, permit, Some(reply)).await;
             }
             Request::Resume { marker } => self.resume(marker).await,
-            Request::Close { reply } => {
-                let _ = reply.send(());
-            }
+            Request::Close { reply } => return Some(reply),
         }
+        None
     }
 
     /// Runs a prompt as turn `turn_id`, marked on disk until its run ends; `reply` hears whether it started.

@@ -102,6 +102,10 @@ fn serve(
             eprintln!("{name}: stopping; aborting what runs and saving the sessions");
             registry.close_all().await;
         };
+        // Events go out as small writes: without TCP_NODELAY each waits for the client's delayed ACK (40 ms).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
+            let _ = stream.set_nodelay(true);
+        });
         axum::serve(listener, app).with_graceful_shutdown(stopping).await.map_err(CliError::Runtime)?;
         Ok::<(), CliError>(())
     })?;

@@ -279,10 +279,15 @@ impl Registry {
         if handle.is_none() && file.is_none() {
             return Err(ApiError::not_found(id));
         }
-        if let Some(handle) = handle {
-            close_handle(&handle).await;
-        }
-        if delete && let Some(path) = self.find_file(id).map(|(path, _)| path) {
+        let file = match handle {
+            Some(handle) => {
+                close_handle(&handle).await;
+                // Closing saves an answer cut short, which can write the session's first line.
+                file.or_else(|| self.find_file(id).map(|(path, _)| path))
+            }
+            None => file,
+        };
+        if delete && let Some(path) = file {
             std::fs::remove_file(&path)
                 .map_err(|error| ApiError::internal(format!("cannot delete {}: {error}", path.display())))?;
         }

@@ -139,7 +139,7 @@ impl SubagentRun<'_> {
         let stop_reason = answer.as_ref().map(|answer| answer.stop_reason);
         let file =
             session.manager().path().filter(|path| path.is_file()).map(|path| path.to_string_lossy().into_owned());
-        let model = session.agent().state().model.map(|model| format!("{}/{}", model.provider, model.id));
+        let model = session.agent().model().map(|model| format!("{}/{}", model.provider, model.id));
         let usage = SubagentUsage::from_stats(&session.stats());
         let stop = match (&outcome, stop_reason) {
             (Err(_), _) | (_, Some(StopReason::Error)) => "error",
