@@ -9,6 +9,7 @@ use pi_codegen::{BuildRequest, build_agent};
 
 pub mod browser;
 pub mod mcp_servers;
+pub mod postgres;
 mod pty;
 mod rpc_client;
 

@@ -36,5 +36,7 @@ pub use paths::{
     find_most_recent_session, has_session_header, list_session_files, read_session_header, session_dir_for_cwd,
     session_file_name,
 };
-pub use store::{NewSessionOptions, SessionStore, write_forked_session};
+pub use store::{
+    NewSessionOptions, SessionStore, create_session_file, open_session_file_for_append, write_forked_session,
+};
 pub use tree::{EntryIdGenerator, SessionTree, SessionTreeError, TimestampSource, TreeNode, holds_assistant_message};

@@ -56,8 +56,7 @@ impl SessionStore {
     /// not JSON, so loading skipped it), so the file holds only whole lines again; a whole entry that only
     /// lacks its newline gets one. Either way the next entry starts on a line of its own.
     pub fn open(path: &Path, loaded: &LoadedSession) -> Result<Self, SessionError> {
-        let writer = LockedSessionFile::open_for_append(path, false)?;
-        repair_torn_tail(&writer)?;
+        let writer = open_session_file_for_append(path)?;
         Ok(Self { header: loaded.header.clone(), target: Target::File { path: path.to_owned(), writer: Some(writer) } })
     }
 
@@ -125,6 +124,21 @@ fn new_header(cwd: &Path, options: NewSessionOptions) -> SessionHeader {
 
 fn is_assistant_message(entry: &SessionEntry) -> bool {
     matches!(entry.message(), Some(AgentMessage::Assistant(_)))
+}
+
+/// Creates the session file `path` holding `text` (its header line and entries, each ending in a newline)
+/// and returns it locked for appending. The file appears whole, and an existing one is never replaced (that
+/// is an error).
+pub fn create_session_file(path: &Path, text: &str) -> Result<LockedSessionFile, SessionError> {
+    create_whole(path, text.as_bytes())
+}
+
+/// Opens the existing session file `path` for appending: locked (another writer gives
+/// [`SessionError::Locked`]), with a final line torn by a crash cut off, so the next line starts on its own.
+pub fn open_session_file_for_append(path: &Path) -> Result<LockedSessionFile, SessionError> {
+    let writer = LockedSessionFile::open_for_append(path, false)?;
+    repair_torn_tail(&writer)?;
+    Ok(writer)
 }
 
 /// One `write(2)` of a whole buffer on the `O_APPEND` descriptor (a regular file takes it whole; the rare short

@@ -1,0 +1,169 @@
+//! The session stores of pi-temporal against the real thing: pi's files on disk, and a real PostgreSQL
+//! server (started per test process, a database per test). The same checks run on both stores: appends
+//! create the session and are idempotent by entry id, an export is the pi file byte for byte, imports
+//! refuse a stored id, and a session moves between the stores unchanged.
+
+use pi_gen_tests::postgres::postgres;
+use pi_gen_tests::workspace_root;
+use pi_runtime::protocol::{AgentMessage, AssistantContent, AssistantMessage, UserMessage};
+use pi_runtime::session::{SessionManager, load_session_file};
+use pi_temporal::store::{AnyStore, EntryLine, HeaderLine, SessionLines, SessionStore, StoreError};
+
+/// A real session file (branched, with every kind of entry), as pi writes them.
+fn fixture() -> String {
+    std::fs::read_to_string(workspace_root().join("runtime/fixtures/export/branched.jsonl")).expect("the fixture")
+}
+
+async fn postgres_store() -> AnyStore {
+    let url = postgres().new_database();
+    AnyStore::open(&url).await.expect("the Postgres store opens")
+}
+
+async fn files_store(dir: &tempfile::TempDir) -> AnyStore {
+    let address = format!("file:{}", dir.path().display());
+    AnyStore::open(&address).await.expect("the file store opens")
+}
+
+/// Appends the fixture in three overlapping batches and again whole: every line lands once, in order.
+async fn appends_are_idempotent_by_entry_id(store: &AnyStore) {
+    let session = SessionLines::parse(&fixture()).expect("the fixture parses");
+    let entries = &session.entries;
+    assert_eq!(store.append(&session.header, &entries[..5]).await.expect("first batch"), 5);
+    // A retried batch (the same activity run twice) adds nothing; one that overlaps adds the new part.
+    assert_eq!(store.append(&session.header, &entries[..5]).await.expect("repeated"), 0);
+    assert_eq!(store.append(&session.header, &entries[3..9]).await.expect("overlapping"), 4);
+    assert_eq!(store.append(&session.header, entries).await.expect("the rest"), entries.len() - 9);
+    assert_eq!(store.append(&session.header, entries).await.expect("all again"), 0);
+    let exported = store.export(&session.header.id).await.expect("export").expect("the session is stored");
+    assert_eq!(exported, fixture(), "the export is the pi file byte for byte");
+    let listed = store.list().await.expect("list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, session.header.id);
+    assert_eq!(listed[0].cwd, "/home/dev/project");
+    assert_eq!(listed[0].entries, entries.len() as u64);
+}
+
+/// Import, a refused second import, delete, and an unknown id.
+async fn import_export_delete(store: &AnyStore) {
+    let session = SessionLines::parse(&fixture()).expect("the fixture parses");
+    store.import(&session).await.expect("imported");
+    assert!(matches!(store.import(&session).await, Err(StoreError::Exists(id)) if id == session.header.id));
+    assert_eq!(store.export(&session.header.id).await.expect("export").as_deref(), Some(fixture().as_str()));
+    assert!(store.delete(&session.header.id).await.expect("delete"));
+    assert!(!store.delete(&session.header.id).await.expect("delete again"));
+    assert_eq!(store.export(&session.header.id).await.expect("export"), None);
+    assert!(store.list().await.expect("list").is_empty());
+    // After a delete the id can be imported again.
+    store.import(&session).await.expect("imported again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_appends_are_idempotent_and_export_the_pi_file() {
+    appends_are_idempotent_by_entry_id(&postgres_store().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_appends_are_idempotent_and_export_the_pi_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = files_store(&dir).await;
+    appends_are_idempotent_by_entry_id(&store).await;
+    // The file lies where the agent itself looks for the sessions of that cwd, and loads as a session.
+    let folder = pi_runtime::session::session_dir_for_cwd(dir.path(), std::path::Path::new("/home/dev/project"));
+    let path = pi_runtime::session::find_most_recent_session(&folder).expect("found in the cwd's folder");
+    assert!(path.to_string_lossy().ends_with("2026-11-24T20-00-00-000Z_01a2f3c0-5e1d-7a3b-9c4d-2b8e6f1a0c77.jsonl"));
+    assert_eq!(load_session_file(&path).expect("loads").entries.len(), 16);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_import_export_and_delete() {
+    import_export_delete(&postgres_store().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_import_export_and_delete() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    import_export_delete(&files_store(&dir).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_moves_between_the_stores_unchanged() {
+    // A session the runtime itself wrote, not only the fixture.
+    let work = tempfile::tempdir().expect("tempdir");
+    let written = {
+        let mut manager = SessionManager::create(work.path(), work.path()).expect("a session");
+        manager.append_message(user("hello")).expect("user");
+        manager.append_message(assistant("hi there")).expect("assistant");
+        manager.append_message(user("and again")).expect("user");
+        std::fs::read_to_string(manager.path().expect("written")).expect("the file")
+    };
+    let files_dir = tempfile::tempdir().expect("tempdir");
+    let (files, postgres) = (files_store(&files_dir).await, postgres_store().await);
+    let session = SessionLines::parse(&written).expect("parses");
+    files.import(&session).await.expect("into the files");
+    let from_files = files.export(&session.header.id).await.expect("export").expect("stored");
+    postgres.import(&SessionLines::parse(&from_files).expect("parses")).await.expect("into Postgres");
+    let from_postgres = postgres.export(&session.header.id).await.expect("export").expect("stored");
+    assert_eq!(from_postgres, written);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_appends_to_one_session_store_each_entry_once() {
+    let store = postgres_store().await;
+    let header = HeaderLine::parse(
+        r#"{"type":"session","version":3,"id":"busy","timestamp":"2026-11-28T10:00:00.000Z","cwd":"/w"}"#,
+    )
+    .expect("a header");
+    let entry = |n: usize| EntryLine::parse(&format!("{{\"type\":\"custom\",\"id\":\"e{n:03}\"}}"), n).expect("entry");
+    // Twenty writers, each with an overlapping window of ten entries out of forty.
+    let writers = (0..20).map(|writer| {
+        let (store, header) = (store.clone(), header.clone());
+        let entries: Vec<EntryLine> = (writer * 3 / 2..writer * 3 / 2 + 10).map(entry).collect();
+        tokio::spawn(async move { store.append(&header, &entries).await.expect("append") })
+    });
+    let mut added = 0;
+    for writer in writers {
+        added += writer.await.expect("the writer");
+    }
+    let exported = store.export("busy").await.expect("export").expect("stored");
+    let ids: Vec<String> = SessionLines::parse(&exported).expect("parses").entries.into_iter().map(|e| e.id).collect();
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "no entry stored twice: {ids:?}");
+    assert_eq!(ids.len(), added);
+    assert_eq!(ids.len(), 38, "entries e000..e037");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_store_addresses_and_files_are_refused_clearly() {
+    let message = AnyStore::open("ftp://example").await.expect_err("refused").to_string();
+    assert!(message.contains("--store \"ftp://example\""), "{message}");
+    assert!(message.contains("expected postgres://"), "{message}");
+    // Nothing listens there: the error says so, without the password.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+        listener.local_addr().expect("address").port()
+    };
+    let url = format!("postgres://pi:hunter2@127.0.0.1:{port}/pi");
+    let message = AnyStore::open(&url).await.expect_err("refused").to_string();
+    assert!(!message.contains("hunter2"), "{message}");
+    assert!(message.contains("pi:***@127.0.0.1"), "{message}");
+    let store = postgres_store().await;
+    let junk = SessionLines::parse("{\"type\":\"session\",\"id\":\"x\",\"timestamp\":\"t\",\"cwd\":\"/\"}\nnope\n");
+    assert!(junk.expect_err("refused").to_string().contains("line 2"));
+    assert_eq!(store.export("no-such-session").await.expect("export"), None);
+}
+
+fn user(text: &str) -> AgentMessage {
+    AgentMessage::User(UserMessage::text(text))
+}
+
+fn assistant(text: &str) -> AgentMessage {
+    let content = vec![AssistantContent::text(text)];
+    AgentMessage::Assistant(AssistantMessage {
+        content,
+        provider: "mock".into(),
+        model: "m".into(),
+        ..Default::default()
+    })
+}
