@@ -18,7 +18,39 @@ pub struct BuildRequest {
     pub release: bool,
     /// Shared cargo target directory (default: [`default_target_dir`]).
     pub target_dir: Option<PathBuf>,
+    /// Optional parts compiled in (`pi-gen build --features temporal`).
+    pub features: Vec<AgentFeature>,
     pub emit: EmitOptions,
+}
+
+/// An optional part of a generated agent, a cargo feature of its crate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum AgentFeature {
+    /// Scale-out: sessions in Postgres, runs on Temporal (`store`, `worker`, `serve --engine temporal`).
+    Temporal,
+}
+
+impl AgentFeature {
+    pub const ALL: [AgentFeature; 1] = [AgentFeature::Temporal];
+
+    /// The feature's name, as `--features` takes it and the crate declares it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Temporal => "temporal",
+        }
+    }
+}
+
+impl std::str::FromStr for AgentFeature {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|feature| feature.name() == text).ok_or_else(|| {
+            let known: Vec<&str> = Self::ALL.iter().map(|feature| feature.name()).collect();
+            format!("unknown feature {text:?}; the features are: {}", known.join(", "))
+        })
+    }
 }
 
 impl BuildRequest {
@@ -28,6 +60,7 @@ impl BuildRequest {
             output: None,
             release: false,
             target_dir: None,
+            features: Vec::new(),
             emit: EmitOptions::default(),
         }
     }
@@ -61,8 +94,12 @@ pub fn binary_path(output: Option<&Path>, name: &str) -> PathBuf {
 pub fn build_agent(request: &BuildRequest) -> Result<PathBuf, SpecError> {
     let spec = load_spec(&request.spec_path)?;
     let target_dir = request.target_dir.clone().unwrap_or_else(default_target_dir);
-    let crate_dir = target_dir.join("crates").join(&spec.name);
-    emit_crate(&spec, &request.spec_path, &crate_dir, &request.emit)?;
+    // A build with features is a crate (and binary) of its own beside the plain one: the two share the
+    // target directory, and neither rebuilds because the other was built last.
+    let (variant, features) = variant_name(&spec.name, &request.features);
+    let crate_dir = target_dir.join("crates").join(&variant);
+    let emit = EmitOptions { bin_name: Some(variant.clone()), ..request.emit.clone() };
+    emit_crate(&spec, &request.spec_path, &crate_dir, &emit)?;
     // A destination that cannot be created fails now, not after minutes of compiling.
     let binary = binary_path(request.output.as_deref(), &spec.name);
     prepare_destination(&binary)?;
@@ -71,6 +108,10 @@ pub fn build_agent(request: &BuildRequest) -> Result<PathBuf, SpecError> {
     command.arg("build").arg("--manifest-path").arg(crate_dir.join("Cargo.toml")).env("CARGO_TARGET_DIR", &target_dir);
     if request.release {
         command.arg("--release");
+    }
+    if !features.is_empty() {
+        let names: Vec<&str> = features.iter().map(|feature| feature.name()).collect();
+        command.arg("--features").arg(names.join(","));
     }
     // Settings of an enclosing cargo invocation (tests run under cargo) must not leak into this build.
     for variable in
@@ -83,9 +124,23 @@ pub fn build_agent(request: &BuildRequest) -> Result<PathBuf, SpecError> {
         return Err(SpecError::CargoFailed { status: status.to_string() });
     }
     let profile = if request.release { "release" } else { "debug" };
-    let built = target_dir.join(profile).join(&spec.name);
+    let built = target_dir.join(profile).join(&variant);
     install(&built, &binary)?;
     Ok(binary)
+}
+
+/// The crate (and cargo binary) name of agent `name` built with `features`: the name itself without
+/// features, else `<name>--<feature>...` in a fixed order; and the features, sorted and without repeats.
+fn variant_name(name: &str, features: &[AgentFeature]) -> (String, Vec<AgentFeature>) {
+    let mut features = features.to_vec();
+    features.sort();
+    features.dedup();
+    let mut variant = name.to_owned();
+    for feature in &features {
+        variant.push_str("--");
+        variant.push_str(feature.name());
+    }
+    (variant, features)
 }
 
 /// Creates the directory the binary goes to.
@@ -109,6 +164,16 @@ fn install(built: &Path, binary: &Path) -> Result<(), SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_with_features_is_a_crate_of_its_own() {
+        assert_eq!(variant_name("coder", &[]), ("coder".to_owned(), vec![]));
+        let temporal = AgentFeature::Temporal;
+        assert_eq!(variant_name("coder", &[temporal, temporal]), ("coder--temporal".to_owned(), vec![temporal]));
+        assert_eq!("temporal".parse::<AgentFeature>(), Ok(temporal));
+        let unknown = "kafka".parse::<AgentFeature>().expect_err("unknown");
+        assert!(unknown.contains("the features are: temporal"), "{unknown}");
+    }
 
     #[test]
     fn the_output_is_a_file_or_a_directory_for_the_binary() {

@@ -14,8 +14,11 @@ const README_TEMPLATE: &str = include_str!("../../templates/README.md.j2");
 /// Where the generated crate finds its dependencies.
 #[derive(Debug, Clone)]
 pub struct EmitOptions {
-    /// The pi-runtime crate directory.
+    /// The pi-runtime crate directory (pi-temporal is its sibling).
     pub runtime_path: PathBuf,
+    /// The binary cargo builds; the agent's name unless features make it a variant (see
+    /// [`crate::build::AgentFeature`]).
+    pub bin_name: Option<String>,
     /// A Cargo.lock to start from, so the crate uses the versions the workspace was tested with.
     pub lock_file: Option<PathBuf>,
 }
@@ -38,7 +41,7 @@ impl Default for EmitOptions {
     fn default() -> Self {
         let runtime_path = default_runtime_path();
         let lock_file = runtime_path.parent().map(|root| root.join("Cargo.lock")).filter(|lock| lock.is_file());
-        Self { runtime_path, lock_file }
+        Self { runtime_path, bin_name: None, lock_file }
     }
 }
 
@@ -46,6 +49,7 @@ impl Default for EmitOptions {
 pub fn emit_crate(spec: &AgentSpec, source: &Path, crate_dir: &Path, options: &EmitOptions) -> Result<(), SpecError> {
     let source_name = source.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let runtime_path = std::fs::canonicalize(&options.runtime_path).unwrap_or_else(|_| options.runtime_path.clone());
+    let temporal_path = runtime_path.parent().map(|root| root.join("temporal")).unwrap_or_default();
     let mut env = Environment::new();
     env.set_keep_trailing_newline(true);
     let values = context! {
@@ -54,6 +58,8 @@ pub fn emit_crate(spec: &AgentSpec, source: &Path, crate_dir: &Path, options: &E
         description => spec.description.as_deref().unwrap_or(""),
         source => &source_name,
         runtime_path => runtime_path.to_string_lossy(),
+        temporal_path => temporal_path.to_string_lossy(),
+        bin_name => options.bin_name.as_deref().unwrap_or(&spec.name),
         agent_dir_env => spec.agent_dir_env(),
         custom_tools => spec.custom_tools().iter().map(|tool| (tool.name.clone(), tool.description.clone())).collect::<Vec<_>>(),
         config_dir => spec.config_dir(),
@@ -115,15 +121,24 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let spec = parse_spec(Path::new("pi.yaml"), "version: 1\nname: pi\ndescription: \"A \\\"quoted\\\" agent\"\n")
             .expect("valid");
-        let options = EmitOptions { runtime_path: PathBuf::from("/opt/pi-runtime"), lock_file: None };
+        let options = EmitOptions {
+            runtime_path: PathBuf::from("/opt/pi-runtime"),
+            bin_name: Some("pi--temporal".to_owned()),
+            lock_file: None,
+        };
         emit_crate(&spec, Path::new("agents/pi.yaml"), dir.path(), &options).expect("emits");
         let cargo = std::fs::read_to_string(dir.path().join("Cargo.toml")).expect("Cargo.toml");
-        assert!(cargo.contains("name = \"pi\""), "{cargo}");
+        assert!(cargo.contains("[package]\nname = \"pi\""), "{cargo}");
+        assert!(cargo.contains("[[bin]]\nname = \"pi--temporal\""), "{cargo}");
         assert!(cargo.contains("pi-runtime = { path = \"/opt/pi-runtime\" }"), "{cargo}");
         assert!(cargo.contains("description = \"A \\\"quoted\\\" agent\""), "{cargo}");
         assert!(cargo.contains("\n[workspace]\n"), "{cargo}");
+        // Scale-out is an optional feature of every agent crate: pi-temporal beside the runtime.
+        assert!(cargo.contains("pi-temporal = { path = \"/opt/temporal\", optional = true }"), "{cargo}");
+        assert!(cargo.contains("temporal = [\"dep:pi-temporal\"]"), "{cargo}");
         let main = std::fs::read_to_string(dir.path().join("src/main.rs")).expect("main.rs");
-        assert!(main.contains("fn main()"), "{main}");
+        assert!(main.contains("#[cfg(not(feature = \"temporal\"))]\nfn main()"), "{main}");
+        assert!(main.contains("::pi_temporal::cli::run(definition())"), "{main}");
         let readme = std::fs::read_to_string(dir.path().join("README.md")).expect("README");
         assert!(readme.contains("$PI_AGENT_DIR/models.json"), "{readme}");
         assert!(!readme.contains("Tools of its own"), "{readme}");
@@ -132,7 +147,7 @@ mod tests {
     #[test]
     fn the_readme_lists_custom_tools_and_rust_tools_need_the_macro() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let options = EmitOptions { runtime_path: PathBuf::from("/opt/pi-runtime"), lock_file: None };
+        let options = EmitOptions { runtime_path: PathBuf::from("/opt/pi-runtime"), bin_name: None, lock_file: None };
         let yaml = "version: 1\nname: t\ntools:\n  custom:\n    - { name: run_tests, description: Run the tests, command: cargo test }\n";
         let spec = parse_spec(Path::new("t.yaml"), yaml).expect("valid");
         emit_crate(&spec, Path::new("t.yaml"), dir.path(), &options).expect("emits");

@@ -15,7 +15,7 @@ pub mod spec;
 pub mod validate;
 pub mod yaml;
 
-pub use build::{BuildRequest, build_agent, default_target_dir};
+pub use build::{AgentFeature, BuildRequest, build_agent, default_target_dir};
 pub use emit::{EmitOptions, emit_crate};
 pub use error::{Located, SpecError};
 pub use spec::AgentSpec;

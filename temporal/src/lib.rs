@@ -1,4 +1,5 @@
 //! pi-temporal: pi-gen agents beyond one machine. Sessions are kept in a [`store::SessionStore`] (pi's JSONL
 //! files, or Postgres) so that any worker can carry a session on.
 
+pub mod cli;
 pub mod store;

@@ -21,6 +21,26 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
+/// A binary of this package (`src/bin/`). Cargo builds a package's binaries before its integration tests
+/// and puts them beside `deps/`, where the test executable runs; this is the path that
+/// `env!("CARGO_BIN_EXE_<name>")` names in an integration test of this package.
+pub fn package_bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("the test executable lives in target/<profile>/deps");
+    let bin = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: cargo builds it only for the integration tests of pi-gen-tests",
+        bin.display()
+    );
+    bin
+}
+
+/// `pi-scale`: pi at level 0.73 (as [`agent_binary`]`("pi")`) with the scale-out commands of pi-temporal.
+pub fn scale_agent_bin() -> PathBuf {
+    package_bin("pi-scale")
+}
+
 /// Runs scripts/install-test-tools once per test process (Chromium, playwright-core, the MCP venv): it
 /// returns at once when everything is current, and parallel runs wait for each other on its locks. Panics
 /// (failing the test, never skipping it) when the install fails.

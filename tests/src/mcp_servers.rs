@@ -5,7 +5,7 @@
 //! Both offer the same tools: echo, add (structured), image, fail, slow, die, add_tool, env, cwd.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -15,19 +15,9 @@ use crate::workspace_root;
 /// How long a server may take to print its URL (the Python SDK alone takes ~2 s to import).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The `mcp-test-server` binary. Cargo builds a package's binaries before its integration tests and
-/// puts them beside `deps/`, where the test executable runs; this is the path that
-/// `env!("CARGO_BIN_EXE_mcp-test-server")` names in an integration test of this package.
+/// The `mcp-test-server` binary.
 pub fn rmcp_server_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("the test executable lives in target/<profile>/deps");
-    let bin = profile_dir.join(format!("mcp-test-server{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: cargo builds it only for the integration tests of pi-gen-tests",
-        bin.display()
-    );
-    bin
+    crate::package_bin("mcp-test-server")
 }
 
 /// The Python MCP server script; run it with [`python_mcp`].

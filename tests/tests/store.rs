@@ -167,3 +167,65 @@ fn assistant(text: &str) -> AgentMessage {
         ..Default::default()
     })
 }
+
+/// Runs `pi-scale store ARGS` with the agent folder `agent_dir`; (exit code, stdout, stderr).
+fn store_cli(agent_dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let output = std::process::Command::new(pi_gen_tests::scale_agent_bin())
+        .arg("store")
+        .args(args)
+        .env("PI_CODING_AGENT_DIR", agent_dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("pi-scale runs");
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("utf-8");
+    (output.status.code().unwrap_or(-1), text(output.stdout), text(output.stderr))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_store_command_imports_exports_copies_lists_and_deletes() {
+    let url = postgres().new_database();
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let agent_dir = scratch.path().join("agent");
+    let file = scratch.path().join("session.jsonl");
+    std::fs::write(&file, fixture()).expect("the file");
+    let file = file.to_str().expect("utf-8");
+    let id = "01a2f3c0-5e1d-7a3b-9c4d-2b8e6f1a0c77";
+
+    let (code, _, stderr) = store_cli(&agent_dir, &["import", file, "--store", &url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains(&format!("Imported session {id} (16 entries)")), "{stderr}");
+    let (code, _, stderr) = store_cli(&agent_dir, &["import", file, "--store", &url]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("is stored already"), "{stderr}");
+
+    let (code, stdout, _) = store_cli(&agent_dir, &["export", id, "--store", &url]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, fixture(), "exported byte for byte");
+    let (_, listed, _) = store_cli(&agent_dir, &["list", "--store", &url]);
+    assert_eq!(listed, format!("{id}\t16\t2026-11-24T20:00:00.000Z\t/home/dev/project\n"));
+
+    // Postgres to the agent's own sessions folder (the default store), where the agent finds it.
+    let (code, _, stderr) =
+        store_cli(&agent_dir, &["copy", "--from", &url, "--to", &agent_dir.join("sessions").display().to_string()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("Copied 1 session(s); 0 were there already"), "{stderr}");
+    let (_, listed_locally, _) = store_cli(&agent_dir, &["list"]);
+    assert_eq!(listed_locally, listed);
+    let folder = pi_runtime::session::session_dir_for_cwd(
+        &agent_dir.join("sessions"),
+        std::path::Path::new("/home/dev/project"),
+    );
+    let path = pi_runtime::session::find_most_recent_session(&folder).expect("in the agent's sessions folder");
+    assert_eq!(std::fs::read_to_string(path).expect("the file"), fixture());
+    let (_, _, stderr) = store_cli(&agent_dir, &["copy", "--to", &url]);
+    assert!(stderr.contains("Copied 0 session(s); 1 were there already"), "{stderr}");
+
+    let (code, _, _) = store_cli(&agent_dir, &["delete", id, "--store", &url]);
+    assert_eq!(code, 0);
+    let (code, _, stderr) = store_cli(&agent_dir, &["export", id, "--store", &url]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains(&format!("no session with id {id} is stored")), "{stderr}");
+    let (code, _, stderr) = store_cli(&agent_dir, &["export"]);
+    assert_eq!(code, 2, "a usage error");
+    assert!(stderr.contains("Usage: pi store export"), "{stderr}");
+}

@@ -267,8 +267,15 @@ pub fn main_rs(spec: &AgentSpec, ctx: &LowerContext) -> Result<String, SpecError
     let definition = definition_tokens(spec, ctx)?;
     let source_name = ctx.spec_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let tokens = quote! {
+        #[cfg(not(feature = "temporal"))]
         fn main() -> ::std::process::ExitCode {
             ::pi_runtime::cli::run(definition())
+        }
+
+        /// Built with `--features temporal`: the scale-out commands come first.
+        #[cfg(feature = "temporal")]
+        fn main() -> ::std::process::ExitCode {
+            ::pi_temporal::cli::run(definition())
         }
 
         /// The agent as its YAML file describes it.

@@ -21,6 +21,9 @@ pub enum StoreError {
     /// The text given is not a session file (or not one a store can keep); the message names the line.
     #[error("not a usable session file: {0}")]
     Invalid(String),
+    /// No session with this id is stored.
+    #[error("no session with id {0} is stored")]
+    NotFound(String),
     /// A session with this id is stored already.
     #[error("a session with id {0} is stored already; delete it first to replace it")]
     Exists(String),

@@ -30,6 +30,10 @@ enum Commands {
         /// Build with optimizations
         #[arg(long)]
         release: bool,
+        /// Optional parts to compile in, comma-separated: temporal (scale-out: `store`, `worker`,
+        /// `serve --engine temporal`)
+        #[arg(long, value_delimiter = ',')]
+        features: Vec<pi_codegen::AgentFeature>,
     },
     /// Validate agent files and print every error as file:line:column: message
     Check {
@@ -104,7 +108,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let success = |result: anyhow::Result<()>| result.map(|()| ExitCode::SUCCESS);
     let result = match cli.command {
-        Commands::Build { file, out, release } => success(build(file, out, release)),
+        Commands::Build { file, out, release, features } => success(build(file, out, release, features)),
         Commands::Check { files } => success(check(&files)),
         Commands::Schema => success(print_schema()),
         Commands::New { name, dir, rust } => success(new_agent(&name, dir, rust)),
@@ -141,10 +145,16 @@ fn report_error(error: &anyhow::Error) {
     }
 }
 
-fn build(file: PathBuf, out: Option<PathBuf>, release: bool) -> anyhow::Result<()> {
+fn build(
+    file: PathBuf,
+    out: Option<PathBuf>,
+    release: bool,
+    features: Vec<pi_codegen::AgentFeature>,
+) -> anyhow::Result<()> {
     let mut request = BuildRequest::new(file);
     request.output = out;
     request.release = release;
+    request.features = features;
     let binary = build_agent(&request)?;
     println!("{}", binary.display());
     Ok(())
