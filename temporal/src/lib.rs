@@ -2,4 +2,5 @@
 //! files, or Postgres) so that any worker can carry a session on.
 
 pub mod cli;
+pub mod flow;
 pub mod store;

@@ -64,14 +64,14 @@ impl PostgresStore {
             .map_err(|error| StoreError::Postgres(error.to_string()))?;
         let store = Self { pool };
         store.create_schema().await.map_err(|error| match error {
-            StoreError::Postgres(message) => StoreError::Postgres(format!("{} : {message}", redacted(url))),
+            StoreError::Postgres(message) => StoreError::Postgres(format!("{}: {message}", redacted(url))),
             other => other,
         })?;
         Ok(store)
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool.get().await.map_err(|error| StoreError::Postgres(error.to_string()))
+        self.pool.get().await.map_err(|error| StoreError::Postgres(error_chain(&error)))
     }
 
     async fn create_schema(&self) -> Result<(), StoreError> {
@@ -220,8 +220,23 @@ async fn insert_lines(
 fn postgres_error(error: tokio_postgres::Error) -> StoreError {
     match error.as_db_error() {
         Some(db) => StoreError::Postgres(format!("{} ({})", db.message(), db.code().code())),
-        None => StoreError::Postgres(error.to_string()),
+        None => StoreError::Postgres(error_chain(&error)),
     }
+}
+
+/// An error and its causes, `: `-separated (the client's own display leaves out why a connection failed).
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// `url` with any password replaced, for messages: `postgres://user:secret@host/db` → `postgres://user:***@host/db`.

@@ -1,0 +1,345 @@
+//! The session workflow's logic, apart from Temporal: what the workflow holds (plain, serializable data,
+//! carried across continue-as-new), how the inputs of prompts, steering, follow-ups and abort change it,
+//! and which activity runs next. The agent loop's own decision core ([`LoopState`]) decides the steps; the
+//! flow carries out those that need no I/O (polling its queues, starting and ending turns) and hands the
+//! rest out as activities: a model call, a batch of tool calls, the end of a run.
+//!
+//! Activities are idempotent by entry id: the flow names every entry an activity will write before the
+//! activity starts (ids come from the workflow's deterministic random source), so a retried model call
+//! finds its answer already stored instead of asking the model twice, and payloads carry ids, not messages.
+
+mod announce;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+
+use pi_runtime::agent::{LoopState, Outcome, Step};
+use pi_runtime::protocol::StopReason;
+use serde::{Deserialize, Serialize};
+
+pub use announce::{Announcements, TurnEnd};
+
+/// A message from the API that becomes a user message entry: its text, images (as pi's image content
+/// blocks) and the entry id it gets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserInput {
+    pub entry_id: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<serde_json::Value>,
+}
+
+/// What a signal or update brings the workflow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SessionInput {
+    /// Starts a run when none is under way; waits behind the run otherwise (its disposition is `queued`).
+    Prompt {
+        text: String,
+        images: Vec<serde_json::Value>,
+    },
+    Steer {
+        text: String,
+        images: Vec<serde_json::Value>,
+    },
+    FollowUp {
+        text: String,
+        images: Vec<serde_json::Value>,
+    },
+    Abort,
+}
+
+/// How the steering and follow-up queues are drained (pi's `steeringMode` / `followUpMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Drain {
+    #[default]
+    OneAtATime,
+    All,
+}
+
+/// The activity the workflow runs next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Action {
+    /// Nothing to do until an input arrives.
+    Wait,
+    /// Emit and record `announce`, then stream the model's answer into entry `answer_entry_id`.
+    CallModel { announce: Announcements, answer_entry_id: String },
+    /// Emit and record `announce`, then run the tool calls of entry `answer_entry_id`, each result into the
+    /// entry named beside its call id.
+    RunTools { announce: Announcements, answer_entry_id: String, results: Vec<ToolResultSlot> },
+    /// Emit `announce`, then end the run (`agent_end` with the run's entries).
+    FinishRun { announce: Announcements, run_entries: Vec<String> },
+}
+
+/// A tool call of the answer and the entry its result goes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultSlot {
+    pub tool_call_id: String,
+    pub entry_id: String,
+}
+
+/// What the model call reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelReport {
+    pub stop_reason: StopReason,
+    /// The ids of the answer's tool calls, in order.
+    pub tool_call_ids: Vec<String>,
+}
+
+/// The flow and the outcome an activity reported disagree (a bug, or a history from another version).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the session workflow got {got} while it waited for {waited}")]
+pub struct FlowMismatch {
+    pub waited: String,
+    pub got: &'static str,
+}
+
+/// The session workflow's state between activations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionFlow {
+    prompts: VecDeque<UserInput>,
+    steering: VecDeque<UserInput>,
+    follow_ups: VecDeque<UserInput>,
+    steering_mode: Drain,
+    follow_up_mode: Drain,
+    run: Option<Run>,
+    /// Turns completed since this workflow run began (for continue-as-new).
+    turns: u32,
+}
+
+/// A run under way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Run {
+    state: LoopState,
+    /// Taken from a queue; they enter the context when the next turn starts.
+    queued: Vec<UserInput>,
+    /// Emitted and recorded by the next activity (kept until its outcome arrives, since it may be retried).
+    pending: Announcements,
+    /// The current turn's answer, once the model call is handed out.
+    answer: Option<String>,
+    /// The current answer's tool calls and the entries their results go to.
+    tool_calls: Vec<ToolResultSlot>,
+    /// The current turn's tool results, once they ran.
+    tool_results: Vec<String>,
+    /// Every entry the run added, for `agent_end`.
+    entries: Vec<String>,
+    /// The activity under way.
+    waiting: Option<Waiting>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Waiting {
+    Model,
+    Tools,
+    Finish,
+}
+
+impl Waiting {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Model => "the model's answer",
+            Self::Tools => "the tool results",
+            Self::Finish => "the end of the run",
+        }
+    }
+}
+
+impl SessionFlow {
+    pub fn new(steering_mode: Drain, follow_up_mode: Drain) -> Self {
+        Self { steering_mode, follow_up_mode, ..Self::default() }
+    }
+
+    /// Whether a run is under way.
+    pub fn is_running(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// Turns completed since this workflow run began.
+    pub fn turns(&self) -> u32 {
+        self.turns
+    }
+
+    /// Starts the count of turns again (the workflow continued as new).
+    pub fn reset_turns(&mut self) {
+        self.turns = 0;
+    }
+
+    /// Messages waiting: (prompts, steering, follow-ups).
+    pub fn queued_counts(&self) -> (usize, usize, usize) {
+        (self.prompts.len(), self.steering.len(), self.follow_ups.len())
+    }
+
+    /// Takes in an input; `new_id` names the entry a message becomes. Abort is the caller's to carry out
+    /// (it cancels the activity under way, whose answer then reports `aborted`); here it drops what waits
+    /// to steer or follow up.
+    pub fn receive(&mut self, input: SessionInput, new_id: &mut dyn FnMut() -> String) {
+        let mut user = |text: String, images: Vec<serde_json::Value>| UserInput { entry_id: new_id(), text, images };
+        match input {
+            SessionInput::Prompt { text, images } => self.prompts.push_back(user(text, images)),
+            SessionInput::Steer { text, images } => self.steering.push_back(user(text, images)),
+            SessionInput::FollowUp { text, images } => self.follow_ups.push_back(user(text, images)),
+            SessionInput::Abort => {
+                self.steering.clear();
+                self.follow_ups.clear();
+            }
+        }
+    }
+
+    /// The next activity. Steps that need no I/O are carried out on the way; asking again before the
+    /// activity's outcome is reported gives the same action.
+    pub fn next_action(&mut self, new_id: &mut dyn FnMut() -> String) -> Action {
+        if self.run.is_none() {
+            let Some(prompt) = self.prompts.pop_front() else { return Action::Wait };
+            let entries = vec![prompt.entry_id.clone()];
+            let pending = Announcements { agent_start: true, messages: vec![prompt], ..Announcements::default() };
+            self.run = Some(Run {
+                state: LoopState::new(),
+                queued: Vec::new(),
+                pending,
+                answer: None,
+                tool_calls: Vec::new(),
+                tool_results: Vec::new(),
+                entries,
+                waiting: None,
+            });
+        }
+        let (steering_mode, follow_up_mode) = (self.steering_mode, self.follow_up_mode);
+        let Some(run) = self.run.as_mut() else { return Action::Wait };
+        loop {
+            if let Some(waiting) = run.waiting {
+                return run.action_for(waiting);
+            }
+            let outcome = match run.state.decide() {
+                Step::PollSteering => {
+                    run.queued = drain(&mut self.steering, steering_mode);
+                    Outcome::SteeringPolled { queued: !run.queued.is_empty() }
+                }
+                Step::StartTurn { announce } => {
+                    run.pending.turn_start |= announce;
+                    for message in std::mem::take(&mut run.queued) {
+                        run.entries.push(message.entry_id.clone());
+                        run.pending.messages.push(message);
+                    }
+                    Outcome::TurnStarted
+                }
+                Step::CallModel => {
+                    let id = new_id();
+                    run.entries.push(id.clone());
+                    run.answer = Some(id);
+                    run.waiting = Some(Waiting::Model);
+                    continue;
+                }
+                Step::RunTools => {
+                    run.waiting = Some(Waiting::Tools);
+                    continue;
+                }
+                Step::EndTurn => {
+                    let answer_entry_id = run.answer.take().unwrap_or_default();
+                    let tool_result_entry_ids = std::mem::take(&mut run.tool_results);
+                    run.pending.turn_end = Some(TurnEnd { answer_entry_id, tool_result_entry_ids });
+                    self.turns += 1;
+                    Outcome::TurnEnded
+                }
+                Step::PollFollowUps => {
+                    run.queued = drain(&mut self.follow_ups, follow_up_mode);
+                    Outcome::FollowUpsPolled { queued: !run.queued.is_empty() }
+                }
+                // Finish, or a step a newer decision core added: the run ends.
+                _ => {
+                    run.waiting = Some(Waiting::Finish);
+                    continue;
+                }
+            };
+            if run.state.observe(outcome).is_err() {
+                run.waiting = Some(Waiting::Finish);
+            }
+        }
+    }
+
+    /// The model call's outcome; the entries of the tool results are named now (`new_id`).
+    pub fn model_answered(
+        &mut self,
+        report: &ModelReport,
+        new_id: &mut dyn FnMut() -> String,
+    ) -> Result<(), FlowMismatch> {
+        let run = self.waiting_run(Waiting::Model, "a model answer")?;
+        let tool_calls = !report.tool_call_ids.is_empty();
+        run.state
+            .observe(Outcome::Answered { stop_reason: report.stop_reason, tool_calls })
+            .map_err(|error| FlowMismatch { waited: error.to_string(), got: "a model answer" })?;
+        run.tool_calls = report
+            .tool_call_ids
+            .iter()
+            .map(|call| ToolResultSlot { tool_call_id: call.clone(), entry_id: new_id() })
+            .collect();
+        run.pending = Announcements::default();
+        run.waiting = None;
+        Ok(())
+    }
+
+    /// The tool batch's outcome. Steering that arrived while the tools ran skips the poll after the turn.
+    pub fn tools_ran(&mut self) -> Result<(), FlowMismatch> {
+        self.waiting_run(Waiting::Tools, "tool results")?;
+        let steered = drain(&mut self.steering, self.steering_mode);
+        let steering = !steered.is_empty();
+        let run = self.waiting_run(Waiting::Tools, "tool results")?;
+        let slots = std::mem::take(&mut run.tool_calls);
+        run.tool_results = slots.into_iter().map(|slot| slot.entry_id).collect();
+        run.entries.extend(run.tool_results.iter().cloned());
+        run.state
+            .observe(Outcome::ToolsRan { steering })
+            .map_err(|error| FlowMismatch { waited: error.to_string(), got: "tool results" })?;
+        run.queued = steered;
+        run.pending = Announcements::default();
+        run.waiting = None;
+        Ok(())
+    }
+
+    /// The run's end was emitted; the next prompt (if any) starts the next run.
+    pub fn run_finished(&mut self) -> Result<(), FlowMismatch> {
+        self.waiting_run(Waiting::Finish, "the end of the run")?;
+        self.run = None;
+        Ok(())
+    }
+
+    fn waiting_run(&mut self, expected: Waiting, got: &'static str) -> Result<&mut Run, FlowMismatch> {
+        match self.run.as_mut() {
+            Some(run) if run.waiting == Some(expected) => Ok(run),
+            Some(run) => {
+                Err(FlowMismatch { waited: run.waiting.map_or("no activity", Waiting::describe).to_owned(), got })
+            }
+            None => Err(FlowMismatch { waited: "no run".to_owned(), got }),
+        }
+    }
+}
+
+impl Run {
+    fn action_for(&self, waiting: Waiting) -> Action {
+        let announce = self.pending.clone();
+        let answer_entry_id = self.answer.clone().unwrap_or_default();
+        match waiting {
+            Waiting::Model => Action::CallModel { announce, answer_entry_id },
+            Waiting::Tools => Action::RunTools { announce, answer_entry_id, results: self.tool_calls.clone() },
+            Waiting::Finish => Action::FinishRun { announce, run_entries: self.entries.clone() },
+        }
+    }
+}
+
+/// Takes the messages a poll of `queue` gives.
+fn drain(queue: &mut VecDeque<UserInput>, mode: Drain) -> Vec<UserInput> {
+    match mode {
+        Drain::OneAtATime => queue.pop_front().into_iter().collect(),
+        Drain::All => queue.drain(..).collect(),
+    }
+}

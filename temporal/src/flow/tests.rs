@@ -1,0 +1,199 @@
+//! The session flow without Temporal: each scenario feeds inputs and activity outcomes and checks the
+//! activities handed out, with their announcements and entry ids.
+
+use pi_runtime::protocol::StopReason;
+
+use super::*;
+
+/// Entry ids e1, e2, ... in the order the flow asks for them.
+#[derive(Default)]
+struct Ids(u32);
+
+impl Ids {
+    fn next(&mut self) -> impl FnMut() -> String + '_ {
+        move || {
+            self.0 += 1;
+            format!("e{}", self.0)
+        }
+    }
+}
+
+fn prompt(text: &str) -> SessionInput {
+    SessionInput::Prompt { text: text.to_owned(), images: Vec::new() }
+}
+
+fn steer(text: &str) -> SessionInput {
+    SessionInput::Steer { text: text.to_owned(), images: Vec::new() }
+}
+
+fn follow_up(text: &str) -> SessionInput {
+    SessionInput::FollowUp { text: text.to_owned(), images: Vec::new() }
+}
+
+fn user(id: &str, text: &str) -> UserInput {
+    UserInput { entry_id: id.to_owned(), text: text.to_owned(), images: Vec::new() }
+}
+
+fn answered(stop_reason: StopReason, calls: &[&str]) -> ModelReport {
+    ModelReport { stop_reason, tool_call_ids: calls.iter().map(|call| (*call).to_owned()).collect() }
+}
+
+fn turn_end(answer: &str, results: &[&str]) -> Option<TurnEnd> {
+    Some(TurnEnd {
+        answer_entry_id: answer.to_owned(),
+        tool_result_entry_ids: results.iter().map(|id| (*id).to_owned()).collect(),
+    })
+}
+
+fn entries(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|id| (*id).to_owned()).collect()
+}
+
+#[test]
+fn a_prompt_is_one_model_call_then_the_end_of_the_run() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    assert_eq!(flow.next_action(&mut ids.next()), Action::Wait);
+    flow.receive(prompt("hi"), &mut ids.next());
+    let call = flow.next_action(&mut ids.next());
+    let expected_announce = Announcements { agent_start: true, messages: vec![user("e1", "hi")], ..Default::default() };
+    assert_eq!(call, Action::CallModel { announce: expected_announce, answer_entry_id: "e2".into() });
+    // Asked again (a replayed activation), the same activity with the same ids.
+    assert_eq!(flow.next_action(&mut ids.next()), call);
+    flow.model_answered(&answered(StopReason::Stop, &[]), &mut ids.next()).expect("answer");
+    let finish = flow.next_action(&mut ids.next());
+    let announce = Announcements { turn_end: turn_end("e2", &[]), ..Default::default() };
+    assert_eq!(finish, Action::FinishRun { announce, run_entries: entries(&["e1", "e2"]) });
+    assert!(flow.is_running());
+    flow.run_finished().expect("finished");
+    assert!(!flow.is_running());
+    assert_eq!(flow.next_action(&mut ids.next()), Action::Wait);
+    assert_eq!(flow.turns(), 1);
+}
+
+#[test]
+fn tool_calls_run_as_a_batch_then_a_second_announced_turn() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    flow.receive(prompt("fix it"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    flow.model_answered(&answered(StopReason::ToolUse, &["call_a", "call_b"]), &mut ids.next()).expect("answer");
+    let tools = flow.next_action(&mut ids.next());
+    let slots = vec![
+        ToolResultSlot { tool_call_id: "call_a".into(), entry_id: "e3".into() },
+        ToolResultSlot { tool_call_id: "call_b".into(), entry_id: "e4".into() },
+    ];
+    assert_eq!(
+        tools,
+        Action::RunTools { announce: Announcements::default(), answer_entry_id: "e2".into(), results: slots }
+    );
+    flow.tools_ran().expect("ran");
+    let second = flow.next_action(&mut ids.next());
+    let announce = Announcements { turn_end: turn_end("e2", &["e3", "e4"]), turn_start: true, ..Default::default() };
+    assert_eq!(second, Action::CallModel { announce, answer_entry_id: "e5".into() });
+    flow.model_answered(&answered(StopReason::Stop, &[]), &mut ids.next()).expect("answer");
+    let Action::FinishRun { run_entries, .. } = flow.next_action(&mut ids.next()) else { panic!("the run ends") };
+    assert_eq!(run_entries, entries(&["e1", "e2", "e3", "e4", "e5"]));
+    assert_eq!(flow.turns(), 2);
+}
+
+#[test]
+fn steering_during_the_tools_starts_the_next_turn_without_another_poll() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    flow.receive(prompt("go"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    flow.model_answered(&answered(StopReason::ToolUse, &["call_a"]), &mut ids.next()).expect("answer");
+    flow.next_action(&mut ids.next());
+    flow.receive(steer("stop, use tabs"), &mut ids.next());
+    flow.receive(steer("and spaces after"), &mut ids.next());
+    flow.tools_ran().expect("ran");
+    let Action::CallModel { announce, answer_entry_id } = flow.next_action(&mut ids.next()) else { panic!("model") };
+    // One at a time (pi's default): the first steering message now, the second at the next poll.
+    assert_eq!(announce.messages, vec![user("e4", "stop, use tabs")]);
+    assert!(announce.turn_start);
+    assert_eq!(answer_entry_id, "e6");
+    assert_eq!(flow.queued_counts(), (0, 1, 0));
+}
+
+#[test]
+fn follow_ups_reopen_the_run_after_the_answer() {
+    let mut flow = SessionFlow::new(Drain::OneAtATime, Drain::All);
+    let mut ids = Ids::default();
+    flow.receive(prompt("one"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    flow.receive(follow_up("two"), &mut ids.next());
+    flow.receive(follow_up("three"), &mut ids.next());
+    flow.model_answered(&answered(StopReason::Stop, &[]), &mut ids.next()).expect("answer");
+    let Action::CallModel { announce, .. } = flow.next_action(&mut ids.next()) else { panic!("a second turn") };
+    assert_eq!(announce.turn_end, turn_end("e2", &[]));
+    assert!(announce.turn_start && !announce.agent_start);
+    assert_eq!(announce.messages, vec![user("e3", "two"), user("e4", "three")], "follow-ups drained all at once");
+}
+
+#[test]
+fn a_prompt_during_a_run_waits_for_its_own_run() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    flow.receive(prompt("first"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    flow.receive(prompt("second"), &mut ids.next());
+    assert_eq!(flow.queued_counts(), (1, 0, 0));
+    flow.model_answered(&answered(StopReason::Stop, &[]), &mut ids.next()).expect("answer");
+    assert!(matches!(flow.next_action(&mut ids.next()), Action::FinishRun { .. }));
+    flow.run_finished().expect("finished");
+    let Action::CallModel { announce, .. } = flow.next_action(&mut ids.next()) else { panic!("the second run") };
+    assert!(announce.agent_start);
+    assert_eq!(announce.messages, vec![user("e3", "second")]);
+}
+
+#[test]
+fn an_error_or_abort_ends_the_run_even_with_tool_calls() {
+    for stop_reason in [StopReason::Error, StopReason::Aborted] {
+        let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+        flow.receive(prompt("go"), &mut ids.next());
+        flow.next_action(&mut ids.next());
+        flow.receive(follow_up("later"), &mut ids.next());
+        flow.model_answered(&answered(stop_reason, &["call_a"]), &mut ids.next()).expect("answer");
+        let Action::FinishRun { announce, run_entries } = flow.next_action(&mut ids.next()) else {
+            panic!("the run ends on {stop_reason:?}")
+        };
+        assert_eq!(announce.turn_end.map(|end| end.answer_entry_id), Some("e2".to_owned()));
+        assert_eq!(run_entries, entries(&["e1", "e2"]));
+    }
+}
+
+#[test]
+fn abort_drops_what_waits_to_steer_or_follow_up() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    flow.receive(prompt("go"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    flow.receive(steer("a"), &mut ids.next());
+    flow.receive(follow_up("b"), &mut ids.next());
+    flow.receive(SessionInput::Abort, &mut ids.next());
+    assert_eq!(flow.queued_counts(), (0, 0, 0));
+}
+
+#[test]
+fn outcomes_that_answer_no_waiting_activity_are_refused() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    let idle = flow.run_finished().expect_err("no run");
+    assert_eq!(idle.waited, "no run");
+    flow.receive(prompt("go"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    let error = flow.tools_ran().expect_err("the model is awaited");
+    assert_eq!(error.to_string(), "the session workflow got tool results while it waited for the model's answer");
+    // The refused outcome changed nothing.
+    assert!(matches!(flow.next_action(&mut ids.next()), Action::CallModel { .. }));
+}
+
+#[test]
+fn the_flow_survives_serialization_mid_run() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    flow.receive(prompt("go"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    flow.model_answered(&answered(StopReason::ToolUse, &["call_a"]), &mut ids.next()).expect("answer");
+    let before = flow.next_action(&mut ids.next());
+    let text = serde_json::to_string(&flow).expect("serializes");
+    let mut restored: SessionFlow = serde_json::from_str(&text).expect("deserializes");
+    assert_eq!(restored, flow);
+    assert_eq!(restored.next_action(&mut ids.next()), before);
+    restored.tools_ran().expect("ran");
+    assert!(matches!(restored.next_action(&mut ids.next()), Action::CallModel { .. }));
+}
