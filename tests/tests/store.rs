@@ -7,7 +7,7 @@ use pi_gen_tests::postgres::postgres;
 use pi_gen_tests::workspace_root;
 use pi_runtime::protocol::{AgentMessage, AssistantContent, AssistantMessage, UserMessage};
 use pi_runtime::session::{SessionManager, load_session_file};
-use pi_temporal::store::{AnyStore, EntryLine, HeaderLine, SessionLines, SessionStore, StoreError};
+use pi_temporal::store::{AnyStore, EntryLine, HeaderLine, PostgresStore, SessionLines, SessionStore, StoreError};
 
 /// A real session file (branched, with every kind of entry), as pi writes them.
 fn fixture() -> String {
@@ -228,4 +228,51 @@ async fn the_store_command_imports_exports_copies_lists_and_deletes() {
     let (code, _, stderr) = store_cli(&agent_dir, &["export"]);
     assert_eq!(code, 2, "a usage error");
     assert!(stderr.contains("Usage: pi store export"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn events_reach_watchers_on_another_connection_and_kept_ones_replay() {
+    let url = postgres().new_database();
+    // Two replicas: one runs the steps and publishes, the other has the clients.
+    let publisher = PostgresStore::connect(&url).await.expect("connects").event_bus();
+    let watcher = PostgresStore::connect(&url).await.expect("connects").event_bus();
+    let mut watch = watcher.watch("s1", 0).await.expect("watches");
+    let big = format!("{{\"type\":\"message_end\",\"text\":\"{}\"}}", "x".repeat(20_000));
+    let events: Vec<(u64, String, bool)> = vec![
+        (1, r#"{"type":"agent_start"}"#.to_owned(), true),
+        (2, r#"{"type":"message_update","delta":"Hel"}"#.to_owned(), false),
+        (3, r#"{"type":"message_update","delta":"lo"}"#.to_owned(), false),
+        (4, big.clone(), true),
+        // Too big to travel in a notification: kept, and fetched by the watcher.
+        (5, format!("{{\"type\":\"message_update\",\"delta\":\"{}\"}}", "y".repeat(9_000)), false),
+    ];
+    for (id, body, kept) in &events {
+        publisher.publish("s1", *id, body, *kept).await.expect("published");
+    }
+    // Another session's event is not this watch's.
+    publisher.publish("s2", 6, r#"{"type":"agent_start"}"#, true).await.expect("published");
+    for (id, body, _) in &events {
+        let (got_id, got) = next_event(&mut watch).await;
+        assert_eq!((got_id, got.len()), (*id, body.len()));
+        assert_eq!(&got, body);
+    }
+    // A step run again publishes the same numbers: kept once, and a watcher gives each number once.
+    publisher.publish("s1", 4, &big, true).await.expect("published again");
+    publisher.publish("s1", 7, r#"{"type":"agent_end"}"#, true).await.expect("published");
+    assert_eq!(next_event(&mut watch).await.0, 7);
+    // A client that reconnects after event 1 gets the kept events it missed (not the deltas), then live ones.
+    let mut late = watcher.watch("s1", 1).await.expect("watches");
+    let replayed = [next_event(&mut late).await.0, next_event(&mut late).await.0, next_event(&mut late).await.0];
+    assert_eq!(replayed, [4, 5, 7]);
+    publisher.publish("s1", 8, r#"{"type":"message_update","delta":"!"}"#, false).await.expect("published");
+    assert_eq!(next_event(&mut late).await, (8, r#"{"type":"message_update","delta":"!"}"#.to_owned()));
+    assert_eq!(next_event(&mut watch).await.0, 8, "both watchers of the session get it");
+}
+
+async fn next_event(watch: &mut pi_temporal::store::EventWatch) -> (u64, String) {
+    tokio::time::timeout(std::time::Duration::from_secs(10), watch.next())
+        .await
+        .expect("an event in time")
+        .expect("the watch goes on")
+        .expect("no error")
 }

@@ -3,6 +3,7 @@
 //! every line as pi wrote it, so an export is the pi file byte for byte, and both take appends idempotently
 //! by entry id, so an activity that runs twice does not write an entry twice.
 
+mod events;
 mod jsonl;
 mod lines;
 mod postgres;
@@ -10,6 +11,7 @@ mod postgres;
 use std::future::Future;
 use std::path::PathBuf;
 
+pub use events::{EventBus, EventWatch};
 pub use jsonl::JsonlStore;
 pub use lines::{EntryLine, HeaderLine, SessionLines, check_session_id};
 pub use postgres::PostgresStore;

@@ -3,10 +3,12 @@
 //! holds the session's row, so concurrent appends to a session queue up and an entry id is stored once.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
+use super::events::EventBus;
 use super::{EntryLine, HeaderLine, SessionLines, SessionStore, StoreError, StoredSession, check_session_id};
 
 /// The tables, created when missing (under an advisory lock, so workers starting together do not race).
@@ -26,6 +28,12 @@ CREATE TABLE IF NOT EXISTS pi_session_lines (
     PRIMARY KEY (session_id, seq)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS pi_session_lines_entry ON pi_session_lines (session_id, entry_id);
+CREATE TABLE IF NOT EXISTS pi_session_events (
+    session_id text NOT NULL,
+    event_id bigint NOT NULL,
+    body text NOT NULL,
+    PRIMARY KEY (session_id, event_id)
+);
 ";
 
 /// The advisory lock key the schema is created under ("pi-store" in ASCII).
@@ -43,6 +51,8 @@ const INSERT_LINES: &str = "INSERT INTO pi_session_lines (session_id, seq, entry
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
+    /// For the listening connection of [`EventBus`], which is not pooled.
+    config: Arc<tokio_postgres::Config>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -56,18 +66,24 @@ impl PostgresStore {
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let config: tokio_postgres::Config =
             url.parse().map_err(|error| StoreError::Address { given: redacted(url), problem: format!("{error}") })?;
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager =
+            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(|error| StoreError::Postgres(error.to_string()))?;
-        let store = Self { pool };
+        let store = Self { pool, config: Arc::new(config) };
         store.create_schema().await.map_err(|error| match error {
             StoreError::Postgres(message) => StoreError::Postgres(format!("{}: {message}", redacted(url))),
             other => other,
         })?;
         Ok(store)
+    }
+
+    /// The events of this database's sessions (see [`EventBus`]).
+    pub fn event_bus(&self) -> EventBus {
+        EventBus::new(self.pool.clone(), self.config.clone())
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
@@ -217,7 +233,7 @@ async fn insert_lines(
 }
 
 /// The server's own message when it sent one (the client's display of a database error is only "db error").
-fn postgres_error(error: tokio_postgres::Error) -> StoreError {
+pub(super) fn postgres_error(error: tokio_postgres::Error) -> StoreError {
     match error.as_db_error() {
         Some(db) => StoreError::Postgres(format!("{} ({})", db.message(), db.code().code())),
         None => StoreError::Postgres(error_chain(&error)),

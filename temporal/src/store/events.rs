@@ -1,0 +1,282 @@
+//! A session's events across machines, through Postgres: whoever runs a step publishes its events, and
+//! every API replica with a client on that session receives them at once through `LISTEN`/`NOTIFY` (one
+//! channel per session, listened to while someone watches it). Deltas are only sent; every other event is
+//! also kept (`pi_session_events`), so a client that reconnects gets what it missed, the deltas aside
+//! (each `message_end` holds the whole message). An event too big for a notification is kept and the
+//! notification names it. Events are numbered by the publisher; a number is stored once, so a step that
+//! runs again publishes nothing twice.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use deadpool_postgres::Pool;
+use tokio::sync::broadcast;
+use tokio_postgres::{AsyncMessage, NoTls};
+
+use super::postgres::postgres_error;
+use super::{StoreError, check_session_id};
+
+/// Postgres refuses notification payloads of 8000 bytes or more.
+const NOTIFY_LIMIT: usize = 7900;
+
+/// Live events a listener keeps for a slow watcher before it misses some (it then reads them back).
+const LIVE_BUFFER: usize = 1024;
+
+/// Publishes and watches the events of sessions in one database.
+#[derive(Clone)]
+pub struct EventBus {
+    pool: Pool,
+    config: Arc<tokio_postgres::Config>,
+    /// The listening connection, made at the first watch and made again when it broke.
+    listener: Arc<tokio::sync::Mutex<Option<Arc<Listener>>>>,
+}
+
+impl std::fmt::Debug for EventBus {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("EventBus").finish_non_exhaustive()
+    }
+}
+
+/// The connection that listens, and who watches which session.
+struct Listener {
+    client: tokio_postgres::Client,
+    sessions: Arc<Mutex<HashMap<String, broadcast::Sender<Live>>>>,
+    /// Joins one at a time, so a second watcher of a session starts only once the channel is listened to.
+    joining: tokio::sync::Mutex<()>,
+}
+
+/// A notification: the event's number, and the event unless it was too big to travel in it.
+#[derive(Debug, Clone)]
+struct Live {
+    id: u64,
+    body: Option<Arc<str>>,
+}
+
+impl EventBus {
+    pub(super) fn new(pool: Pool, config: Arc<tokio_postgres::Config>) -> Self {
+        Self { pool, config, listener: Arc::default() }
+    }
+
+    /// Sends event `id` (a JSON line) of `session` to everyone watching it; a `kept` event (anything but a
+    /// delta) is also stored for those who reconnect.
+    pub async fn publish(&self, session: &str, id: u64, body: &str, kept: bool) -> Result<(), StoreError> {
+        check_session_id(session)?;
+        let client = self.pool.get().await.map_err(|error| StoreError::Postgres(error.to_string()))?;
+        let channel = channel_name(session);
+        let whole = format!("{id} {body}");
+        let fits = whole.len() < NOTIFY_LIMIT;
+        let payload = if fits { whole } else { id.to_string() };
+        let number = i64::try_from(id).map_err(|_| StoreError::invalid(format!("event number {id} is too big")))?;
+        if kept || !fits {
+            // One statement: the row and the notification commit together (a notification leaves at commit).
+            client
+                .execute(
+                    "WITH kept AS (INSERT INTO pi_session_events (session_id, event_id, body) VALUES ($1, $2, $3)
+                     ON CONFLICT DO NOTHING) SELECT pg_notify($4, $5)",
+                    &[&session, &number, &body, &channel, &payload],
+                )
+                .await
+                .map_err(postgres_error)?;
+        } else {
+            client.execute("SELECT pg_notify($1, $2)", &[&channel, &payload]).await.map_err(postgres_error)?;
+        }
+        Ok(())
+    }
+
+    /// Watches `session`: first the kept events numbered after `after`, then live ones as they come.
+    pub async fn watch(&self, session: &str, after: u64) -> Result<EventWatch, StoreError> {
+        check_session_id(session)?;
+        let listener = {
+            let mut current = self.listener.lock().await;
+            match current.as_ref().filter(|listener| !listener.client.is_closed()) {
+                Some(listener) => listener.clone(),
+                None => {
+                    let listener = Arc::new(Listener::connect(&self.config).await?);
+                    *current = Some(listener.clone());
+                    listener
+                }
+            }
+        };
+        // Listening before reading back: an event published meanwhile comes both ways, and is given once.
+        let live = listener.join(session).await?;
+        let replay = self.kept_after(session, after).await?;
+        Ok(EventWatch {
+            bus: self.clone(),
+            listener,
+            session: session.to_owned(),
+            replay: replay.into_iter(),
+            live: Some(live),
+            last: after,
+        })
+    }
+
+    async fn kept_after(&self, session: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
+        let client = self.pool.get().await.map_err(|error| StoreError::Postgres(error.to_string()))?;
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let rows = client
+            .query(
+                "SELECT event_id, body FROM pi_session_events WHERE session_id = $1 AND event_id > $2 ORDER BY event_id",
+                &[&session, &after],
+            )
+            .await
+            .map_err(postgres_error)?;
+        Ok(rows.iter().map(|row| (u64::try_from(row.get::<_, i64>(0)).unwrap_or(0), row.get(1))).collect())
+    }
+
+    async fn kept_event(&self, session: &str, id: u64) -> Result<Option<String>, StoreError> {
+        let client = self.pool.get().await.map_err(|error| StoreError::Postgres(error.to_string()))?;
+        let number = i64::try_from(id).unwrap_or(i64::MAX);
+        let row = client
+            .query_opt(
+                "SELECT body FROM pi_session_events WHERE session_id = $1 AND event_id = $2",
+                &[&session, &number],
+            )
+            .await
+            .map_err(postgres_error)?;
+        Ok(row.map(|row| row.get(0)))
+    }
+}
+
+impl Listener {
+    async fn connect(config: &tokio_postgres::Config) -> Result<Self, StoreError> {
+        let (client, mut connection) = config.connect(NoTls).await.map_err(postgres_error)?;
+        let sessions: Arc<Mutex<HashMap<String, broadcast::Sender<Live>>>> = Arc::default();
+        let routes = sessions.clone();
+        // The connection's messages: notifications go to the session's watchers.
+        tokio::spawn(async move {
+            while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                let AsyncMessage::Notification(note) = message else { continue };
+                let Some(session) = note.channel().strip_prefix(CHANNEL_PREFIX) else { continue };
+                let Some(live) = Live::parse(note.payload()) else { continue };
+                if let Some(sender) = lock(&routes).get(session) {
+                    let _ = sender.send(live);
+                }
+            }
+            // The connection is gone: dropping the senders ends every watch.
+            lock(&routes).clear();
+        });
+        Ok(Self { client, sessions, joining: tokio::sync::Mutex::new(()) })
+    }
+
+    async fn join(&self, session: &str) -> Result<broadcast::Receiver<Live>, StoreError> {
+        let _one_at_a_time = self.joining.lock().await;
+        let existing = lock(&self.sessions).get(session).map(broadcast::Sender::subscribe);
+        if let Some(receiver) = existing {
+            return Ok(receiver);
+        }
+        self.client.batch_execute(&format!("LISTEN \"{}\"", channel_name(session))).await.map_err(postgres_error)?;
+        let (sender, receiver) = broadcast::channel(LIVE_BUFFER);
+        lock(&self.sessions).insert(session.to_owned(), sender);
+        Ok(receiver)
+    }
+
+    /// Stops listening to `session` once nobody watches it.
+    async fn leave(&self, session: &str) {
+        let _one_at_a_time = self.joining.lock().await;
+        let unwatched = {
+            let mut sessions = lock(&self.sessions);
+            let unwatched = sessions.get(session).is_some_and(|sender| sender.receiver_count() == 0);
+            if unwatched {
+                sessions.remove(session);
+            }
+            unwatched
+        };
+        if unwatched {
+            let _ = self.client.batch_execute(&format!("UNLISTEN \"{}\"", channel_name(session))).await;
+        }
+    }
+}
+
+impl Live {
+    /// `<number> <event>`, or `<number>` alone for an event kept because it was too big.
+    fn parse(payload: &str) -> Option<Self> {
+        let (id, body) = match payload.split_once(' ') {
+            Some((id, body)) => (id, Some(Arc::from(body))),
+            None => (payload, None),
+        };
+        Some(Self { id: id.parse().ok()?, body })
+    }
+}
+
+/// The events of one session being watched.
+pub struct EventWatch {
+    bus: EventBus,
+    listener: Arc<Listener>,
+    session: String,
+    replay: std::vec::IntoIter<(u64, String)>,
+    /// Taken out on drop, so the listener sees nobody left.
+    live: Option<broadcast::Receiver<Live>>,
+    /// The number of the last event given out.
+    last: u64,
+}
+
+impl EventWatch {
+    /// The next event (its number and JSON line); `None` when the listening connection is gone.
+    pub async fn next(&mut self) -> Option<Result<(u64, String), StoreError>> {
+        if let Some((id, body)) = self.replay.next() {
+            self.last = id;
+            return Some(Ok((id, body)));
+        }
+        loop {
+            let received = match self.live.as_mut() {
+                Some(live) => live.recv().await,
+                None => return None,
+            };
+            let live = match received {
+                Ok(live) => live,
+                // Too slow: what was missed is read back from the kept events (deltas are lost).
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    match self.bus.kept_after(&self.session, self.last).await {
+                        Ok(kept) => {
+                            self.replay = kept.into_iter();
+                            match self.replay.next() {
+                                Some((id, body)) => {
+                                    self.last = id;
+                                    return Some(Ok((id, body)));
+                                }
+                                None => continue,
+                            }
+                        }
+                        Err(error) => return Some(Err(error)),
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            };
+            // Replayed already (it came in while the kept events were read).
+            if live.id <= self.last {
+                continue;
+            }
+            let body = match live.body {
+                Some(body) => body.to_string(),
+                None => match self.bus.kept_event(&self.session, live.id).await {
+                    Ok(Some(body)) => body,
+                    Ok(None) => continue,
+                    Err(error) => return Some(Err(error)),
+                },
+            };
+            self.last = live.id;
+            return Some(Ok((live.id, body)));
+        }
+    }
+}
+
+impl Drop for EventWatch {
+    fn drop(&mut self) {
+        drop(self.live.take());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (listener, session) = (self.listener.clone(), std::mem::take(&mut self.session));
+            runtime.spawn(async move { listener.leave(&session).await });
+        }
+    }
+}
+
+const CHANNEL_PREFIX: &str = "pi_events_";
+
+/// The notification channel of a session (ids are letters, digits, `-`, `_` and `.`; quoted when used).
+fn channel_name(session: &str) -> String {
+    format!("{CHANNEL_PREFIX}{session}")
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
