@@ -267,6 +267,12 @@ async fn events_reach_watchers_on_another_connection_and_kept_ones_replay() {
     publisher.publish("s1", 8, r#"{"type":"message_update","delta":"!"}"#, false).await.expect("published");
     assert_eq!(next_event(&mut late).await, (8, r#"{"type":"message_update","delta":"!"}"#.to_owned()));
     assert_eq!(next_event(&mut watch).await.0, 8, "both watchers of the session get it");
+    // Deleting the session deletes the events kept for it: a new watcher from the start replays none.
+    let store = PostgresStore::connect(&url).await.expect("connects");
+    store.delete("s1").await.expect("deleted");
+    let mut fresh = watcher.watch("s1", 0).await.expect("watches");
+    publisher.publish("s1", 9, r#"{"type":"agent_start"}"#, true).await.expect("published");
+    assert_eq!(next_event(&mut fresh).await.0, 9);
 }
 
 async fn next_event(watch: &mut pi_temporal::store::EventWatch) -> (u64, String) {

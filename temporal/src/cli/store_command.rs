@@ -116,6 +116,9 @@ async fn store_command(command: StoreCommand, default_store: &str) -> Result<(),
                     .map_err(|source| StoreError::invalid(format!("cannot read {}: {source}", file.display())))?;
                 let session = SessionLines::parse(&text)
                     .map_err(|error| StoreError::invalid(format!("{}: {error}", file.display())))?;
+                if session.torn_tail {
+                    eprintln!("Warning: the last line of {} was cut short (a crash); it is left out", file.display());
+                }
                 store.import(&session).await?;
                 eprintln!("Imported session {} ({} entries)", session.header.id, session.entries.len());
             }

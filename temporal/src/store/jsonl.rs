@@ -61,7 +61,7 @@ impl JsonlStore {
         let path = match self.locate(&header.id) {
             Some(path) => path,
             None => {
-                let session = SessionLines { header: header.clone(), entries: entries.to_vec() };
+                let session = SessionLines { header: header.clone(), entries: entries.to_vec(), torn_tail: false };
                 match self.create(&session) {
                     Ok(()) => return Ok(entries.len()),
                     // Another writer created it meanwhile: append to theirs.

@@ -29,6 +29,8 @@ pub struct EntryLine {
 pub struct SessionLines {
     pub header: HeaderLine,
     pub entries: Vec<EntryLine>,
+    /// The text ended in a line a crash cut short (not JSON, no newline), which was left out.
+    pub torn_tail: bool,
 }
 
 impl HeaderLine {
@@ -68,6 +70,14 @@ impl SessionLines {
     /// Splits a session file into its lines. Every non-empty line must be JSON: the first a header, the rest
     /// entries with distinct ids. A last line without its newline counts (it gets one on export).
     pub fn parse(text: &str) -> Result<Self, StoreError> {
+        // A last line without its newline that is not JSON was being written when a writer died: pi's
+        // loader skips it, and so does this (it says so), rather than refusing the whole file.
+        let (text, torn_tail) = match text.rsplit_once('\n') {
+            Some((whole, tail)) if !tail.is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(tail).is_err() => {
+                (whole, true)
+            }
+            _ => (text, false),
+        };
         let mut lines = text.split('\n').enumerate().filter(|(_, line)| !line.is_empty());
         let Some((_, first)) = lines.next() else {
             return Err(StoreError::invalid("the session file is empty"));
@@ -86,7 +96,7 @@ impl SessionLines {
             }
             entries.push(entry);
         }
-        Ok(Self { header, entries })
+        Ok(Self { header, entries, torn_tail })
     }
 
     /// The session file: the header and every entry, each line ending in a newline, as pi writes it.
@@ -134,6 +144,11 @@ mod tests {
         // A last line without its newline gets one.
         let lines = SessionLines::parse(text.trim_end()).expect("parses");
         assert_eq!(lines.to_text(), text);
+        assert!(!lines.torn_tail);
+        // A last line a crash cut short is left out, and said to be.
+        let torn = SessionLines::parse(&format!("{text}{{\"type\":\"mess")).expect("parses");
+        assert!(torn.torn_tail);
+        assert_eq!(torn.to_text(), text);
     }
 
     #[test]

@@ -211,8 +211,16 @@ impl SessionStore for PostgresStore {
     }
 
     async fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        let client = self.client().await?;
-        let deleted = client.execute("DELETE FROM pi_sessions WHERE id = $1", &[&id]).await.map_err(postgres_error)?;
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(postgres_error)?;
+        // Its lines go with it (a foreign key's cascade), and so do the events kept for its clients.
+        let deleted =
+            transaction.execute("DELETE FROM pi_sessions WHERE id = $1", &[&id]).await.map_err(postgres_error)?;
+        transaction
+            .execute("DELETE FROM pi_session_events WHERE session_id = $1", &[&id])
+            .await
+            .map_err(postgres_error)?;
+        transaction.commit().await.map_err(postgres_error)?;
         Ok(deleted > 0)
     }
 }
