@@ -273,6 +273,11 @@ async fn events_reach_watchers_on_another_connection_and_kept_ones_replay() {
     let mut fresh = watcher.watch("s1", 0).await.expect("watches");
     publisher.publish("s1", 9, r#"{"type":"agent_start"}"#, true).await.expect("published");
     assert_eq!(next_event(&mut fresh).await.0, 9);
+    // An id longer than a Postgres name gets a channel all the same.
+    let long = "imported-".repeat(10);
+    let mut long_watch = watcher.watch(&long, 0).await.expect("watches");
+    publisher.publish(&long, 1, r#"{"type":"agent_start"}"#, false).await.expect("published");
+    assert_eq!(next_event(&mut long_watch).await.0, 1);
 }
 
 async fn next_event(watch: &mut pi_temporal::store::EventWatch) -> (u64, String) {

@@ -146,9 +146,8 @@ impl Listener {
         tokio::spawn(async move {
             while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
                 let AsyncMessage::Notification(note) = message else { continue };
-                let Some(session) = note.channel().strip_prefix(CHANNEL_PREFIX) else { continue };
                 let Some(live) = Live::parse(note.payload()) else { continue };
-                if let Some(sender) = lock(&routes).get(session) {
+                if let Some(sender) = lock(&routes).get(note.channel()) {
                     let _ = sender.send(live);
                 }
             }
@@ -160,29 +159,31 @@ impl Listener {
 
     async fn join(&self, session: &str) -> Result<broadcast::Receiver<Live>, StoreError> {
         let _one_at_a_time = self.joining.lock().await;
-        let existing = lock(&self.sessions).get(session).map(broadcast::Sender::subscribe);
+        let channel = channel_name(session);
+        let existing = lock(&self.sessions).get(&channel).map(broadcast::Sender::subscribe);
         if let Some(receiver) = existing {
             return Ok(receiver);
         }
-        self.client.batch_execute(&format!("LISTEN \"{}\"", channel_name(session))).await.map_err(postgres_error)?;
+        self.client.batch_execute(&format!("LISTEN \"{channel}\"")).await.map_err(postgres_error)?;
         let (sender, receiver) = broadcast::channel(LIVE_BUFFER);
-        lock(&self.sessions).insert(session.to_owned(), sender);
+        lock(&self.sessions).insert(channel, sender);
         Ok(receiver)
     }
 
     /// Stops listening to `session` once nobody watches it.
     async fn leave(&self, session: &str) {
         let _one_at_a_time = self.joining.lock().await;
+        let channel = channel_name(session);
         let unwatched = {
             let mut sessions = lock(&self.sessions);
-            let unwatched = sessions.get(session).is_some_and(|sender| sender.receiver_count() == 0);
+            let unwatched = sessions.get(&channel).is_some_and(|sender| sender.receiver_count() == 0);
             if unwatched {
-                sessions.remove(session);
+                sessions.remove(&channel);
             }
             unwatched
         };
         if unwatched {
-            let _ = self.client.batch_execute(&format!("UNLISTEN \"{}\"", channel_name(session))).await;
+            let _ = self.client.batch_execute(&format!("UNLISTEN \"{channel}\"")).await;
         }
     }
 }
@@ -270,13 +271,47 @@ impl Drop for EventWatch {
     }
 }
 
-const CHANNEL_PREFIX: &str = "pi_events_";
+/// Postgres' longest name (a longer channel name is refused by `pg_notify`).
+const NAME_LIMIT: usize = 63;
 
-/// The notification channel of a session (ids are letters, digits, `-`, `_` and `.`; quoted when used).
+/// The notification channel of a session, quoted when used (ids are letters, digits, `-`, `_` and `.`). An
+/// id too long for a name is replaced by 160 bits of its SHA-256, so two sessions never share a channel.
 fn channel_name(session: &str) -> String {
-    format!("{CHANNEL_PREFIX}{session}")
+    let plain = format!("pi_events_{session}");
+    if plain.len() <= NAME_LIMIT {
+        return plain;
+    }
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(session.as_bytes());
+    let hex: String = digest.iter().take(20).map(|byte| format!("{byte:02x}")).collect();
+    format!("pi_events_h{hex}")
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_session_gets_a_channel_postgres_accepts() {
+        assert_eq!(channel_name("0195-ab"), "pi_events_0195-ab");
+        let long_a = "a".repeat(100);
+        let long_b = format!("{}b", "a".repeat(99));
+        let (a, b) = (channel_name(&long_a), channel_name(&long_b));
+        assert!(a.len() <= NAME_LIMIT && b.len() <= NAME_LIMIT, "{a} {b}");
+        assert_ne!(a, b);
+        assert_eq!(a, channel_name(&long_a));
+    }
+
+    #[test]
+    fn notifications_carry_a_number_and_the_event_or_the_number_alone() {
+        let whole = Live::parse("12 {\"type\":\"agent_start\"}").expect("parses");
+        assert_eq!((whole.id, whole.body.as_deref()), (12, Some("{\"type\":\"agent_start\"}")));
+        let kept = Live::parse("13").expect("parses");
+        assert_eq!((kept.id, kept.body), (13, None));
+        assert!(Live::parse("x {}").is_none());
+    }
 }
