@@ -13,7 +13,7 @@ use deadpool_postgres::Pool;
 use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use super::postgres::postgres_error;
+use super::postgres::{pooled_client, postgres_error};
 use super::{StoreError, check_session_id};
 
 /// Postgres refuses notification payloads of 8000 bytes or more.
@@ -61,7 +61,7 @@ impl EventBus {
     /// delta) is also stored for those who reconnect.
     pub async fn publish(&self, session: &str, id: u64, body: &str, kept: bool) -> Result<(), StoreError> {
         check_session_id(session)?;
-        let client = self.pool.get().await.map_err(|error| StoreError::Postgres(error.to_string()))?;
+        let client = pooled_client(&self.pool).await?;
         let channel = channel_name(session);
         let whole = format!("{id} {body}");
         let fits = whole.len() < NOTIFY_LIMIT;
@@ -111,7 +111,7 @@ impl EventBus {
     }
 
     async fn kept_after(&self, session: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
-        let client = self.pool.get().await.map_err(|error| StoreError::Postgres(error.to_string()))?;
+        let client = pooled_client(&self.pool).await?;
         let after = i64::try_from(after).unwrap_or(i64::MAX);
         let rows = client
             .query(
@@ -124,7 +124,7 @@ impl EventBus {
     }
 
     async fn kept_event(&self, session: &str, id: u64) -> Result<Option<String>, StoreError> {
-        let client = self.pool.get().await.map_err(|error| StoreError::Postgres(error.to_string()))?;
+        let client = pooled_client(&self.pool).await?;
         let number = i64::try_from(id).unwrap_or(i64::MAX);
         let row = client
             .query_opt(

@@ -7,7 +7,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use pi_runtime::session::{
-    create_session_file, open_session_file_for_append, read_session_header, session_dir_for_cwd, session_file_name,
+    create_session_file, list_session_files, open_session_file_for_append, read_session_header, session_dir_for_cwd,
+    session_file_name,
 };
 
 use super::{EntryLine, HeaderLine, SessionLines, SessionStore, StoreError, StoredSession, check_session_id};
@@ -179,10 +180,9 @@ async fn blocking<T: Send + 'static>(
         .unwrap_or_else(|error| Err(StoreError::invalid(format!("the file store's task failed: {error}"))))
 }
 
-/// The `*.jsonl` files directly in `folder`.
+/// The `*.jsonl` files directly in `folder` (the runtime's listing, without the times).
 fn files_in(folder: &Path) -> Vec<PathBuf> {
-    let read = std::fs::read_dir(folder).into_iter().flatten().filter_map(Result::ok);
-    read.map(|entry| entry.path()).filter(|path| path.extension().is_some_and(|ext| ext == "jsonl")).collect()
+    list_session_files(folder).into_iter().map(|(path, _)| path).collect()
 }
 
 /// The `id` of an entry line, if it is one (the header and torn lines have none).

@@ -87,7 +87,7 @@ impl PostgresStore {
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool.get().await.map_err(|error| StoreError::Postgres(error_chain(&error)))
+        pooled_client(&self.pool).await
     }
 
     async fn create_schema(&self) -> Result<(), StoreError> {
@@ -238,6 +238,11 @@ async fn insert_lines(
     let texts: Vec<&str> = entries.iter().map(|entry| entry.text.as_str()).collect();
     transaction.execute(INSERT_LINES, &[&id, &first_seq, &ids, &texts]).await.map_err(postgres_error)?;
     Ok(())
+}
+
+/// A connection from `pool`; a failure says why the connection could not be made.
+pub(super) async fn pooled_client(pool: &Pool) -> Result<deadpool_postgres::Object, StoreError> {
+    pool.get().await.map_err(|error| StoreError::Postgres(error_chain(&error)))
 }
 
 /// The server's own message when it sent one (the client's display of a database error is only "db error").
