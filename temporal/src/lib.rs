@@ -2,5 +2,7 @@
 //! files, or Postgres) so that any worker can carry a session on.
 
 pub mod cli;
+pub mod client;
 pub mod flow;
 pub mod store;
+pub mod worker;

@@ -12,6 +12,7 @@ pub mod mcp_servers;
 pub mod postgres;
 mod pty;
 mod rpc_client;
+pub mod temporal;
 
 pub use pty::{PtyAgent, keys};
 pub use rpc_client::RpcClient;

@@ -142,7 +142,7 @@ impl ServerAccount {
 }
 
 /// The child gets SIGQUIT (an immediate stop) when the thread that spawned it ends (here: when the test process does).
-fn die_with_parent(command: &mut Command) {
+pub(crate) fn die_with_parent(command: &mut Command) {
     use std::os::unix::process::CommandExt as _;
     // SAFETY: prctl is async-signal-safe and touches only the child.
     unsafe {
@@ -155,7 +155,7 @@ fn die_with_parent(command: &mut Command) {
     }
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     listener.local_addr().expect("its address").port()
 }

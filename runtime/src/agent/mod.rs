@@ -16,6 +16,8 @@ mod tests_agent;
 #[cfg(test)]
 mod tests_loop;
 #[cfg(test)]
+mod tests_steps;
+#[cfg(test)]
 mod tests_support;
 #[cfg(test)]
 mod tests_tools;
@@ -30,6 +32,6 @@ pub use run_loop::{
     AgentEventStream, AgentLoopError, agent_loop, agent_loop_continue, run_agent_loop, run_agent_loop_continue,
 };
 pub use state::{AgentError, AgentOptions, AgentState, PromptInput};
-pub use stateful::{Agent, Subscription, WeakAgent};
+pub use stateful::{Agent, StepReport, StepRequest, StepWork, Subscription, WeakAgent};
 pub use tool_calls::{BLOCKED_TEXT, SKIPPED_TEXT};
 pub use validation::{ToolArgumentsError, validate_tool_arguments};

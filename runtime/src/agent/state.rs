@@ -187,4 +187,7 @@ pub enum AgentError {
     StreamingBehaviorRequired,
     #[error("No API key for provider {0}: set its environment variable, or pass --api-key")]
     NoApiKey(String),
+    /// A driver asked for the tools of an answer the context does not have.
+    #[error("There is no answer whose tool calls could run")]
+    NoAnswer,
 }

@@ -13,10 +13,14 @@ use super::queue::MessageQueue;
 use super::run_loop::{run_agent_loop, run_agent_loop_continue};
 use super::state::{AgentError, AgentOptions, AgentState, PromptInput};
 use crate::ai::{Model, ThinkingLevel};
-use crate::protocol::{AgentEvent, AgentMessage, AssistantContent, AssistantMessage, ImageContent, StopReason, now_ms};
+use crate::protocol::{AgentEvent, AgentMessage, ImageContent};
 use crate::tools::AgentTool;
 
 mod request_settings;
+mod steps;
+
+use steps::failure_message;
+pub use steps::{StepReport, StepRequest, StepWork};
 
 type SyncListener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 type AsyncListener = Arc<dyn Fn(&AgentEvent) -> BoxFuture<'static, ()> + Send + Sync>;
@@ -331,7 +335,24 @@ impl Agent {
 
     async fn run(&self, kind: RunKind) -> Result<(), AgentError> {
         let skip_initial = matches!(kind, RunKind::Prompt { skip_initial_steering_poll: true, .. });
-        let (cancel, context, config) = {
+        let (cancel, context, config) = self.begin_run(skip_initial)?;
+        // Resets the run state even if the caller drops this future mid-run.
+        let _finish = FinishRun(&self.inner);
+        let sink = StateSink(&self.inner);
+        let outcome = match kind {
+            RunKind::Prompt { messages, .. } => run_agent_loop(messages, context, &config, &cancel, &sink).await,
+            RunKind::Continue => run_agent_loop_continue(context, &config, &cancel, &sink).await,
+        };
+        if let Err(error) = outcome {
+            self.record_failure(error.to_string(), cancel.is_cancelled(), &config.model, &sink).await;
+        }
+        Ok(())
+    }
+
+    /// Marks the agent running and takes what the run works with: its cancellation token, the context as it
+    /// stands and the loop's configuration. Pair it with a [`FinishRun`] guard.
+    fn begin_run(&self, skip_initial: bool) -> Result<(CancellationToken, AgentContext, AgentLoopConfig), AgentError> {
+        {
             let mut active = lock(&self.inner.active);
             if active.is_some() {
                 return Err(AgentError::AlreadyRunning);
@@ -350,19 +371,8 @@ impl Agent {
             let cancel = CancellationToken::new();
             *active = Some(cancel.clone());
             self.inner.idle.send_replace(false);
-            (cancel, context, config)
-        };
-        // Resets the run state even if the caller drops this future mid-run.
-        let _finish = FinishRun(&self.inner);
-        let sink = StateSink(&self.inner);
-        let outcome = match kind {
-            RunKind::Prompt { messages, .. } => run_agent_loop(messages, context, &config, &cancel, &sink).await,
-            RunKind::Continue => run_agent_loop_continue(context, &config, &cancel, &sink).await,
-        };
-        if let Err(error) = outcome {
-            self.record_failure(error.to_string(), cancel.is_cancelled(), &config.model, &sink).await;
+            Ok((cancel, context, config))
         }
-        Ok(())
     }
 
     fn loop_config(&self, model: Model, thinking: ThinkingLevel, skip_initial_steering_poll: bool) -> AgentLoopConfig {
@@ -405,17 +415,7 @@ impl Agent {
 
     /// A run failed outside the model's answer: record a synthetic assistant message and end the run.
     async fn record_failure(&self, error: String, aborted: bool, model: &Model, sink: &StateSink<'_>) {
-        let failure = AssistantMessage {
-            content: vec![AssistantContent::text("")],
-            api: model.api.as_str().into(),
-            provider: model.provider.as_str().into(),
-            model: model.id.as_str().into(),
-            stop_reason: if aborted { StopReason::Aborted } else { StopReason::Error },
-            error_message: Some(error.clone()),
-            timestamp: now_ms(),
-            ..AssistantMessage::default()
-        };
-        let failure = AgentMessage::Assistant(failure);
+        let failure = AgentMessage::Assistant(failure_message(&error, aborted, model));
         {
             let mut state = lock(&self.inner.state);
             state.messages.push(failure.clone());

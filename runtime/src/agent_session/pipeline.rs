@@ -31,6 +31,15 @@ pub struct PromptOptions {
     pub expand: bool,
 }
 
+/// A prompt that passed the stages before the run.
+#[derive(Debug, Clone)]
+pub struct PreparedRun {
+    /// The messages that start the run, in order.
+    pub messages: Vec<AgentMessage>,
+    /// The system prompt of this run.
+    pub system_prompt: String,
+}
+
 impl Default for PromptOptions {
     fn default() -> Self {
         Self { images: Vec::new(), source: InputSource::Interactive, streaming_behavior: None, expand: true }
@@ -56,13 +65,26 @@ impl AgentSession {
     }
 
     async fn prompt_stages(&self, text: String, options: PromptOptions) -> Result<(), AgentError> {
+        let Some(run) = self.prepare_prompt(text, options).await? else { return Ok(()) };
+        self.agent.set_system_prompt(run.system_prompt);
+        self.run_and_check(run.messages).await
+    }
+
+    /// The pipeline's stages before the run (see the module documentation): `None` when the prompt was
+    /// handled (a command, an `input` handler) or queued behind the running agent; otherwise the messages
+    /// that start the run and the system prompt it runs with (a `before_agent_start` change, or the base).
+    pub async fn prepare_prompt(
+        &self,
+        text: String,
+        options: PromptOptions,
+    ) -> Result<Option<PreparedRun>, AgentError> {
         if options.expand && text.starts_with('/') && self.run_command(&text).await {
-            return Ok(());
+            return Ok(None);
         }
         let (mut text, mut images) = (text, options.images);
         if self.runner.has_handlers(EventKind::Input) {
             match self.runner.emit_input(&text, &images, options.source).await {
-                InputAction::Handled => return Ok(()),
+                InputAction::Handled => return Ok(None),
                 InputAction::Transform { text: new_text, images: new_images } => {
                     text = new_text;
                     images = new_images.unwrap_or(images);
@@ -78,7 +100,7 @@ impl AgentSession {
         if self.agent.is_streaming() {
             let behavior = options.streaming_behavior.ok_or(AgentError::StreamingBehaviorRequired)?;
             self.enqueue(text, images, behavior);
-            return Ok(());
+            return Ok(None);
         }
         let model = self.agent.model().ok_or(AgentError::NoModel)?;
         if self.require_api_key && lock(&self.api_key).as_deref().is_none_or(str::is_empty) {
@@ -100,8 +122,8 @@ impl AgentSession {
         };
         messages.extend(outcome.messages.into_iter().map(SessionLink::custom_message));
         // A change lasts for this prompt only: without one, the base prompt comes back.
-        self.agent.set_system_prompt(outcome.system_prompt.filter(|prompt| !prompt.is_empty()).unwrap_or(base_prompt));
-        self.run_and_check(messages).await
+        let system_prompt = outcome.system_prompt.filter(|prompt| !prompt.is_empty()).unwrap_or(base_prompt);
+        Ok(Some(PreparedRun { messages, system_prompt }))
     }
 
     /// Queues a message for the running agent (or its next run): steering is delivered after the current

@@ -39,6 +39,7 @@ mod settings_store;
 mod settings_types;
 mod setup;
 mod signals;
+mod step_session;
 pub mod subagents;
 mod text_match;
 pub mod yaml_commands;
@@ -62,6 +63,7 @@ pub use registry::{ModelRegistry, RegisteredModel};
 pub use resolve::{ResolvedModel, resolve_model};
 pub use run_defaults::{DEFAULT_THINKING_LEVEL, RunDefaults};
 pub use settings::{Settings, SettingsProblem};
+pub use step_session::open_step_session;
 
 use crate::AgentDefinition;
 use crate::extension::Extensions;

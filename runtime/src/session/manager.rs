@@ -2,6 +2,7 @@
 //! append goes into the tree and then to the file (lazily, see [`SessionStore`]); sessions are created,
 //! opened, continued or kept in memory the way pi's `-c`, `--session` and `--no-session` choose them.
 
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -23,6 +24,16 @@ pub struct SessionManager {
     cwd: PathBuf,
     /// What the user should hear about the file that was opened (a newer version).
     warnings: Vec<String>,
+    /// Ids the next appended messages take (see [`SessionManager::plan_message_ids`]).
+    planned_ids: PlannedIds,
+}
+
+/// Ids a driver named for the messages a step will record: tool results by their call's id, the other
+/// messages in the order they are recorded (custom messages are recorded as custom entries and take none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlannedIds {
+    pub in_order: VecDeque<String>,
+    pub tool_results: HashMap<String, String>,
 }
 
 /// Where a run keeps its sessions: `<agent dir>/sessions/--<cwd>--/` unless a session directory is given
@@ -47,6 +58,7 @@ impl SessionManager {
             store: SessionStore::create(dir, cwd, options),
             cwd: cwd.to_path_buf(),
             warnings: Vec::new(),
+            planned_ids: PlannedIds::default(),
         })
     }
 
@@ -56,7 +68,8 @@ impl SessionManager {
         let store = SessionStore::open(path, &loaded)?;
         let cwd = PathBuf::from(&loaded.header.cwd);
         let warnings = loaded.version_warning(path).into_iter().collect();
-        Ok(Self { tree: SessionTree::from_entries(loaded.entries), store, cwd, warnings })
+        let tree = SessionTree::from_entries(loaded.entries);
+        Ok(Self { tree, store, cwd, warnings, planned_ids: PlannedIds::default() })
     }
 
     /// The newest session in `dir` with a valid header, or a new one when there is none.
@@ -78,6 +91,7 @@ impl SessionManager {
             store: SessionStore::in_memory(cwd, options),
             cwd: cwd.to_path_buf(),
             warnings: Vec::new(),
+            planned_ids: PlannedIds::default(),
         }
     }
 
@@ -118,8 +132,21 @@ impl SessionManager {
     }
 
     pub fn append_message(&mut self, message: AgentMessage) -> Result<String, SessionError> {
-        let id = self.tree.append_message(message).id.clone();
+        let planned = match &message {
+            AgentMessage::ToolResult(result) => self.planned_ids.tool_results.remove(&result.tool_call_id),
+            _ => self.planned_ids.in_order.pop_front(),
+        };
+        let id = match planned {
+            Some(planned) => self.tree.append_message_as(message, planned).id.clone(),
+            None => self.tree.append_message(message).id.clone(),
+        };
         self.persist(&id)
+    }
+
+    /// The next messages appended take these ids (a driver that named its entries in advance, so a
+    /// repeated step writes the same entries); once they are used up, messages get random ids again.
+    pub fn plan_message_ids(&mut self, ids: PlannedIds) {
+        self.planned_ids = ids;
     }
 
     pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String, SessionError> {

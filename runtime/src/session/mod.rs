@@ -30,7 +30,7 @@ pub use entries::{CURRENT_SESSION_VERSION, EntryKind, SessionEntry, SessionHeade
 pub use ids::{iso_timestamp, iso_timestamp_now, new_entry_id, new_session_id};
 pub use load::{LoadedSession, SessionError, load_session_file, parse_session_text, session_text};
 pub use lock::LockedSessionFile;
-pub use manager::{SessionManager, sessions_dir};
+pub use manager::{PlannedIds, SessionManager, sessions_dir};
 pub use migrate::{header_version, migrate_to_current};
 pub use paths::{
     find_most_recent_session, has_session_header, list_session_files, read_session_header, session_dir_for_cwd,

@@ -270,3 +270,35 @@ fn a_hundred_thousand_entries_in_a_line_do_not_overflow_the_stack() {
     assert_eq!(t.context().messages.len(), count);
     assert_eq!(t.entries_for_fork(&leaf).unwrap().len(), count);
 }
+
+#[test]
+fn planned_ids_name_the_next_messages_and_tool_results_by_their_call() {
+    use crate::protocol::ToolResultMessage;
+    let mut manager = SessionManager::in_memory(std::path::Path::new("/tmp"));
+    let result = |call: &str| {
+        AgentMessage::ToolResult(ToolResultMessage {
+            tool_call_id: call.into(),
+            tool_name: "bash".into(),
+            content: vec![UserContent::text("ok")],
+            details: None,
+            is_error: false,
+            duration_ms: None,
+            timestamp: 1,
+        })
+    };
+    let tool_results = [("c1".to_owned(), "res00001".to_owned()), ("c2".to_owned(), "res00002".to_owned())];
+    manager.plan_message_ids(PlannedIds {
+        in_order: ["user0001".to_owned(), "answer01".to_owned()].into(),
+        tool_results: tool_results.into_iter().collect(),
+    });
+    assert_eq!(manager.append_message(user("hi")).expect("appended"), "user0001");
+    assert_eq!(manager.append_message(assistant("calls")).expect("appended"), "answer01");
+    // Results come in whatever order the tools finish; each takes its call's id.
+    assert_eq!(manager.append_message(result("c2")).expect("appended"), "res00002");
+    assert_eq!(manager.append_message(result("c1")).expect("appended"), "res00001");
+    let random = manager.append_message(user("later")).expect("appended");
+    assert_eq!(random.len(), 8, "once the plan is used up, ids are random again");
+    // A planned id that is taken already is not reused: the entry gets a fresh one.
+    manager.plan_message_ids(PlannedIds { in_order: ["user0001".to_owned()].into(), ..PlannedIds::default() });
+    assert_ne!(manager.append_message(user("again")).expect("appended"), "user0001");
+}

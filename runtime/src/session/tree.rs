@@ -187,6 +187,15 @@ impl SessionTree {
         self.append(EntryKind::Message { message })
     }
 
+    /// [`SessionTree::append_message`] under a given id (one a driver named in advance); a taken id gets a
+    /// fresh one instead, so ids stay unique.
+    pub fn append_message_as(&mut self, message: AgentMessage, id: String) -> &SessionEntry {
+        if self.by_id.contains_key(&id) {
+            return self.append_message(message);
+        }
+        self.append_with_id(EntryKind::Message { message }, id)
+    }
+
     pub fn append_thinking_level_change(&mut self, thinking_level: impl Into<String>) -> &SessionEntry {
         self.append(EntryKind::ThinkingLevelChange { thinking_level: thinking_level.into() })
     }
@@ -382,6 +391,10 @@ impl SessionTree {
     fn append(&mut self, kind: EntryKind) -> &SessionEntry {
         let by_id = &self.by_id;
         let id = (self.next_id)(&|candidate| by_id.contains_key(candidate));
+        self.append_with_id(kind, id)
+    }
+
+    fn append_with_id(&mut self, kind: EntryKind, id: String) -> &SessionEntry {
         let timestamp = (self.now)();
         let entry = SessionEntry { id: id.clone(), parent_id: self.leaf.take(), timestamp, kind };
         self.leaf = Some(id);

@@ -92,6 +92,10 @@ pub struct ModelReport {
     pub stop_reason: StopReason,
     /// The ids of the answer's tool calls, in order.
     pub tool_call_ids: Vec<String>,
+    /// Entries the step recorded besides the ones the flow named (the run's opening messages that hooks
+    /// or the session added), in order; they join the run's entries before the answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_entries: Vec<String>,
 }
 
 /// The flow and the outcome an activity reported disagree (a bug, or a history from another version).
@@ -278,6 +282,9 @@ impl SessionFlow {
         run.state
             .observe(Outcome::Answered { stop_reason: report.stop_reason, tool_calls })
             .map_err(|error| FlowMismatch { waited: error.to_string(), got: "a model answer" })?;
+        if let Some(at) = run.entries.iter().position(|id| Some(id) == run.answer.as_ref()) {
+            run.entries.splice(at..at, report.added_entries.iter().cloned());
+        }
         run.tool_calls = report
             .tool_call_ids
             .iter()

@@ -35,7 +35,11 @@ fn user(id: &str, text: &str) -> UserInput {
 }
 
 fn answered(stop_reason: StopReason, calls: &[&str]) -> ModelReport {
-    ModelReport { stop_reason, tool_call_ids: calls.iter().map(|call| (*call).to_owned()).collect() }
+    ModelReport {
+        stop_reason,
+        tool_call_ids: calls.iter().map(|call| (*call).to_owned()).collect(),
+        added_entries: Vec::new(),
+    }
 }
 
 fn turn_end(answer: &str, results: &[&str]) -> Option<TurnEnd> {

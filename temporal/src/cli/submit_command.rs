@@ -1,0 +1,124 @@
+//! `<agent> submit`: sends prompts to a session that runs on Temporal (a new one unless `--session` names
+//! one) and prints its events as `--mode json` prints them (the session header first), until the prompts'
+//! runs have ended. Any machine with the cluster's addresses can submit; the workers do the work.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::client::{SessionClient, SessionSettings};
+use crate::flow::SessionInput;
+use crate::store::{SessionLines, SessionStore};
+use crate::worker::workflow::EVENTS_PER_STEP;
+use crate::worker::{ClusterArgs, ClusterError};
+
+#[derive(Debug, Parser)]
+#[command(no_binary_name = true, about = "Send prompts to a session on Temporal and print its events as JSON lines")]
+struct SubmitArgs {
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    /// Continue this session (default: a new one)
+    #[arg(long)]
+    session: Option<String>,
+    /// The session's working directory (a new session; default: the current directory)
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// The workspace whose workers run the session's tools
+    #[arg(long, default_value = "default")]
+    workspace: String,
+    /// The provider, as the agent's --provider
+    #[arg(long)]
+    provider: Option<String>,
+    /// The model, as the agent's --model
+    #[arg(long)]
+    model: Option<String>,
+    /// The thinking level, as the agent's --thinking
+    #[arg(long)]
+    thinking: Option<String>,
+    /// Any other flag of the agent for this session (repeat it: --flag=--tools --flag=read,bash)
+    #[arg(long = "flag", allow_hyphen_values = true)]
+    flags: Vec<String>,
+    /// The prompts, run one after another
+    #[arg(required = true)]
+    messages: Vec<String>,
+}
+
+/// Runs `<agent> submit ARGS`; returns the exit code.
+pub fn run_submit_command(raw: &[String]) -> ExitCode {
+    let args = match SubmitArgs::try_parse_from(raw) {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("Error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(submit(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("Error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn submit(args: SubmitArgs) -> Result<(), ClusterError> {
+    let client = SessionClient::connect(&args.cluster).await?;
+    let id = match &args.session {
+        Some(id) => id.clone(),
+        None => {
+            let cwd = match &args.cwd {
+                Some(cwd) => cwd.clone(),
+                None => std::env::current_dir().map_err(|error| ClusterError::Worker(error.to_string()))?,
+            };
+            client.create(&cwd, None).await?
+        }
+    };
+    let stored = client.store().export(&id).await?.ok_or_else(|| ClusterError::Worker(format!("no session {id}")))?;
+    print_line(&SessionLines::parse(&stored)?.header.text);
+    // Where the session's events stand now: only what the new prompts bring is printed.
+    let steps = client.status(&id).await.map_or(0, |status| status.steps);
+    let mut watch = client.bus().watch(&id, steps * EVENTS_PER_STEP).await?;
+    let settings = SessionSettings { argv: agent_flags(&args), workspace: args.workspace.clone() };
+    let wanted = args.messages.len();
+    for text in args.messages {
+        client.send(&id, &settings, SessionInput::Prompt { text, images: Vec::new() }).await?;
+    }
+    let mut ended = 0;
+    while ended < wanted {
+        let Some(event) = watch.next().await else { break };
+        let (_, line) = event?;
+        print_line(&line);
+        if line.starts_with(r#"{"type":"agent_end""#) {
+            ended += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The agent's flags for the session.
+fn agent_flags(args: &SubmitArgs) -> Vec<String> {
+    let mut flags = Vec::new();
+    for (name, value) in [("--provider", &args.provider), ("--model", &args.model), ("--thinking", &args.thinking)] {
+        if let Some(value) = value {
+            flags.extend([name.to_owned(), value.clone()]);
+        }
+    }
+    flags.extend(args.flags.iter().cloned());
+    flags
+}
+
+fn print_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(line.as_bytes());
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}

@@ -1,0 +1,103 @@
+//! Talking to sessions that run on Temporal: create one (its header goes to the store), send it inputs
+//! (the session's workflow starts with the first, and again after it was closed), ask its status, follow
+//! its events on the bus. What `submit` and the API tier use; it holds no session state of its own.
+
+use std::path::Path;
+use std::time::Duration;
+
+use pi_runtime::session::{SessionHeader, iso_timestamp_now, new_session_id};
+use temporalio_client::{
+    Client, WorkflowIdConflictPolicy, WorkflowQueryOptions, WorkflowSignalOptions, WorkflowStartOptions,
+};
+
+use crate::flow::SessionInput;
+use crate::store::{EventBus, HeaderLine, PostgresStore, SessionStore};
+use crate::worker::workflow::{SessionStart, SessionStatus, SessionWorkflow};
+use crate::worker::{ClusterArgs, ClusterError, SESSIONS_QUEUE, connect, tool_queue};
+
+/// A session's run settings: the agent's flags and the workspace whose worker runs its tools.
+#[derive(Debug, Clone, Default)]
+pub struct SessionSettings {
+    pub argv: Vec<String>,
+    pub workspace: String,
+}
+
+/// A connection to the cluster: Temporal, the store and the event bus.
+pub struct SessionClient {
+    client: Client,
+    store: PostgresStore,
+    bus: EventBus,
+}
+
+impl SessionClient {
+    pub async fn connect(cluster: &ClusterArgs) -> Result<Self, ClusterError> {
+        let store = PostgresStore::connect(&cluster.store).await?;
+        let bus = store.event_bus();
+        let client = connect(cluster).await?;
+        Ok(Self { client, store, bus })
+    }
+
+    pub fn store(&self) -> &PostgresStore {
+        &self.store
+    }
+
+    pub fn bus(&self) -> &EventBus {
+        &self.bus
+    }
+
+    /// Stores a new session's header (working directory `cwd`) and returns its id.
+    pub async fn create(&self, cwd: &Path, session_id: Option<String>) -> Result<String, ClusterError> {
+        let id = session_id.unwrap_or_else(new_session_id);
+        let header = SessionHeader::new(id.clone(), iso_timestamp_now(), cwd.to_string_lossy());
+        let text = serde_json::to_string(&header).map_err(|error| ClusterError::Worker(error.to_string()))?;
+        self.store.append(&HeaderLine::parse(&text)?, &[]).await?;
+        Ok(id)
+    }
+
+    /// Sends `input` to session `id`, starting its workflow with `settings` when it is not running.
+    pub async fn send(&self, id: &str, settings: &SessionSettings, input: SessionInput) -> Result<(), ClusterError> {
+        let start = SessionStart {
+            session_id: id.to_owned(),
+            argv: settings.argv.clone(),
+            tool_queue: tool_queue(&settings.workspace),
+            carried: None,
+        };
+        let options = WorkflowStartOptions::new(SESSIONS_QUEUE, id)
+            .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
+            .build();
+        self.client
+            .signal_with_start_workflow(SessionWorkflow::run, start, SessionWorkflow::input, input, options)
+            .await
+            .map(drop)
+            .map_err(|error| ClusterError::Worker(format!("cannot reach session {id}: {error}")))
+    }
+
+    /// The session's status, from its workflow.
+    pub async fn status(&self, id: &str) -> Result<SessionStatus, ClusterError> {
+        let handle = self.client.get_workflow_handle::<SessionWorkflow>(id);
+        handle
+            .query(SessionWorkflow::status, (), WorkflowQueryOptions::default())
+            .await
+            .map_err(|error| ClusterError::Worker(format!("cannot ask session {id}: {error}")))
+    }
+
+    /// Ends the session's workflow once it is idle.
+    pub async fn close(&self, id: &str) -> Result<(), ClusterError> {
+        let handle = self.client.get_workflow_handle::<SessionWorkflow>(id);
+        handle
+            .signal(SessionWorkflow::close, (), WorkflowSignalOptions::default())
+            .await
+            .map_err(|error| ClusterError::Worker(format!("cannot close session {id}: {error}")))
+    }
+
+    /// Waits until session `id` has ended `runs` runs and is idle, polling its status.
+    pub async fn wait_for_runs(&self, id: &str, runs: u64) -> Result<SessionStatus, ClusterError> {
+        loop {
+            let status = self.status(id).await?;
+            if status.runs >= runs && !status.running && status.queued_prompts == 0 {
+                return Ok(status);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}

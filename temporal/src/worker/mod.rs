@@ -1,0 +1,178 @@
+//! `<agent> worker`: runs session workflows and their activities for a Temporal server, with sessions in
+//! Postgres. A worker polls the sessions' queue (workflows, model calls, the ends of runs) and its
+//! workspace's tool queue (tool batches run where the checkout is); any number of workers may run.
+
+pub mod activities;
+pub mod step_host;
+pub mod workflow;
+
+use std::sync::Arc;
+
+use clap::Parser;
+use pi_runtime::AgentDefinition;
+use pi_runtime::extension::Extensions;
+use pi_runtime::tools::AgentTool;
+use temporalio_client::{Client, ClientOptions, Connection, ConnectionOptions};
+use temporalio_sdk::{Runtime, Worker, WorkerOptions};
+
+use crate::store::PostgresStore;
+use activities::SessionActivities;
+use step_host::StepHost;
+use workflow::SessionWorkflow;
+
+/// The task queue of session workflows and model calls.
+pub const SESSIONS_QUEUE: &str = "pi-sessions";
+
+/// The task queue whose workers run the tools of sessions in `workspace`.
+pub fn tool_queue(workspace: &str) -> String {
+    format!("pi-tools-{workspace}")
+}
+
+/// Where the Temporal server and the store are (shared by `worker` and the clients).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClusterArgs {
+    /// The Temporal server's frontend (HOST:PORT)
+    #[arg(long, default_value = "127.0.0.1:7233")]
+    pub temporal_address: String,
+    /// The Temporal namespace
+    #[arg(long, default_value = "default")]
+    pub namespace: String,
+    /// The session store: postgres://USER@HOST:PORT/DATABASE
+    #[arg(long)]
+    pub store: String,
+}
+
+#[derive(Debug, Parser)]
+#[command(no_binary_name = true, about = "Run session workflows and their model and tool steps for Temporal")]
+struct WorkerArgs {
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    /// The workspace whose tools this worker runs (sessions name theirs when they start)
+    #[arg(long, default_value = "default")]
+    workspace: String,
+    /// Run only the workspace's tools, not workflows and model calls
+    #[arg(long)]
+    tools_only: bool,
+}
+
+/// Why a worker or client could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterError {
+    #[error("bad Temporal address {address}: {message}")]
+    Address { address: String, message: String },
+    #[error("cannot reach Temporal at {address}: {message}")]
+    Connect { address: String, message: String },
+    #[error("the Temporal worker failed: {0}")]
+    Worker(String),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// Connects to the Temporal server of `cluster`.
+pub async fn connect(cluster: &ClusterArgs) -> Result<Client, ClusterError> {
+    let address = &cluster.temporal_address;
+    let url = if address.contains("://") { address.clone() } else { format!("http://{address}") };
+    let bad = |message: String| ClusterError::Address { address: address.clone(), message };
+    let url = url::Url::parse(&url).map_err(|error| bad(error.to_string()))?;
+    let unreachable = |message: String| ClusterError::Connect { address: address.clone(), message };
+    let connection = Connection::connect(ConnectionOptions::new(url).build())
+        .await
+        .map_err(|error| unreachable(error.to_string()))?;
+    Client::new(connection, ClientOptions::new(cluster.namespace.clone()).build())
+        .map_err(|error| unreachable(error.to_string()))
+}
+
+/// Runs `<agent> worker ARGS` until interrupted; returns the exit code.
+pub fn run_worker_command(
+    definition: AgentDefinition,
+    rust_tools: Vec<Arc<dyn AgentTool>>,
+    extensions: Extensions,
+    raw: &[String],
+) -> std::process::ExitCode {
+    let args = match WorkerArgs::try_parse_from(raw) {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            return std::process::ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("Error: cannot start the async runtime: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async move {
+        let local = tokio::task::LocalSet::new();
+        local.run_until(run_worker(definition, rust_tools, extensions, args)).await
+    });
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("Error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_worker(
+    definition: AgentDefinition,
+    rust_tools: Vec<Arc<dyn AgentTool>>,
+    extensions: Extensions,
+    args: WorkerArgs,
+) -> Result<(), ClusterError> {
+    let store = PostgresStore::connect(&args.cluster.store).await?;
+    let bus = store.event_bus();
+    let client = connect(&args.cluster).await?;
+    let scratch = std::env::temp_dir().join(format!("pi-worker-{}", std::process::id()));
+    let host = Arc::new(StepHost { definition, rust_tools, extensions, store, bus, scratch: scratch.clone() });
+    let runtime =
+        Runtime::from_current_tokio(Default::default()).map_err(|error| ClusterError::Worker(error.to_string()))?;
+    let failed = |error: &dyn std::fmt::Display| ClusterError::Worker(error.to_string());
+    let mut workers = Vec::new();
+    if !args.tools_only {
+        let options = WorkerOptions::new(SESSIONS_QUEUE)
+            .register_workflow::<SessionWorkflow>()
+            .map_err(|error| failed(&error))?
+            .register_activities(SessionActivities { host: host.clone() })
+            .build();
+        workers.push(Worker::new(&runtime, client.clone(), options).map_err(|error| failed(&error))?);
+    }
+    let tools = WorkerOptions::new(tool_queue(&args.workspace)).register_activities(SessionActivities { host }).build();
+    workers.push(Worker::new(&runtime, client, tools).map_err(|error| failed(&error))?);
+    let stops: Vec<_> = workers.iter().map(Worker::shutdown_handle).collect();
+    eprintln!("Worker ready: queue {SESSIONS_QUEUE}, tools of workspace {}", args.workspace);
+    let mut running = Vec::new();
+    for mut worker in workers {
+        running.push(tokio::task::spawn_local(async move { worker.run().await.map_err(|error| error.to_string()) }));
+    }
+    let stopped = async {
+        let interrupt = tokio::signal::ctrl_c();
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => tokio::select! {
+                _ = interrupt => {},
+                _ = terminate.recv() => {},
+            },
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    };
+    stopped.await;
+    // Workers must stop before the runtime goes away.
+    for stop in stops {
+        stop();
+    }
+    let mut failure = None;
+    for task in running {
+        match task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => failure = Some(error),
+            Err(error) => failure = Some(error.to_string()),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    failure.map_or(Ok(()), |error| Err(ClusterError::Worker(error)))
+}

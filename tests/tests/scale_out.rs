@@ -1,0 +1,136 @@
+//! Scale-out end to end: the pi agent's session workflows on a real Temporal dev server, two real workers
+//! (`pi-scale worker`), sessions in a real PostgreSQL, the scripted mock model over HTTP. A prompt sent with
+//! `submit` runs as model and tool activities, its events arrive through Postgres, and the stored session
+//! is the file an embedded run writes (ids and timestamps aside).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use pi_gen_tests::postgres::postgres;
+use pi_gen_tests::temporal::temporal;
+use pi_gen_tests::{Sandbox, scale_agent_bin, stderr, stdout};
+use pi_runtime::testing::{MockLlmServer, MockScript};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(120);
+
+async fn mock(script: Value) -> MockLlmServer {
+    let script = MockScript::from_json_str(&script.to_string()).expect("valid script");
+    MockLlmServer::start(script).await.expect("mock server starts")
+}
+
+/// A database and the cluster flags for it.
+fn cluster() -> Vec<String> {
+    let store = postgres().new_database();
+    vec!["--temporal-address".into(), temporal().address().to_owned(), "--store".into(), store]
+}
+
+/// Starts `count` workers on the cluster (killed when dropped).
+fn workers(sandbox: &Sandbox, cluster: &[String], count: usize) -> Vec<tokio::process::Child> {
+    let mut args = vec!["worker"];
+    args.extend(cluster.iter().map(String::as_str));
+    (0..count).map(|_| sandbox.spawn_quiet(&scale_agent_bin(), &args)).collect()
+}
+
+/// `pi-scale submit` with the mock model; the event lines it printed.
+async fn submit(sandbox: &Sandbox, cluster: &[String], messages: &[&str]) -> Vec<Value> {
+    let work = sandbox.work_dir().to_string_lossy().into_owned();
+    let mut args = vec!["submit", "--provider", "mock", "--model", "m", "--cwd", &work];
+    args.extend(cluster.iter().map(String::as_str));
+    args.extend(messages);
+    let output = tokio::time::timeout(WAIT, sandbox.run(&scale_agent_bin(), &args)).await.expect("submit ends");
+    assert!(output.status.success(), "submit failed: {}", stderr(&output));
+    stdout(&output).lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+/// The stored session, exported with the `store` command.
+async fn export(sandbox: &Sandbox, cluster: &[String], id: &str) -> String {
+    let store = &cluster[3];
+    let output = sandbox.run(&scale_agent_bin(), &["store", "export", id, "--store", store]).await;
+    assert!(output.status.success(), "export failed: {}", stderr(&output));
+    stdout(&output)
+}
+
+/// A session file with its ids, timestamps and durations replaced by placeholders (ids by their order
+/// of appearance), so two runs of the same script compare equal.
+fn normalized(text: &str) -> Vec<Value> {
+    let mut ids: HashMap<String, String> = HashMap::new();
+    text.lines()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).expect("a JSON line");
+            normalize(&mut value, &mut ids, None);
+            value
+        })
+        .collect()
+}
+
+fn normalize(value: &mut Value, ids: &mut HashMap<String, String>, key: Option<&str>) {
+    match value {
+        Value::Object(map) => {
+            for (name, item) in map.iter_mut() {
+                normalize(item, ids, Some(name));
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| normalize(item, ids, key)),
+        Value::String(text) if matches!(key, Some("id" | "parentId" | "parentSession")) => {
+            let next = format!("id-{}", ids.len());
+            *text = ids.entry(text.clone()).or_insert(next).clone();
+        }
+        _ if matches!(key, Some("timestamp" | "durationMs" | "cwd" | "responseId")) => *value = json!("~"),
+        _ => {}
+    }
+}
+
+fn event_types(events: &[Value]) -> Vec<String> {
+    events.iter().map(|event| event["type"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_runs_on_temporal_and_the_session_equals_the_embedded_run() {
+    let answer = json!({"text": "Hello from the model."});
+    let mock = mock(json!([answer, answer])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    // The embedded run: --mode json, its session file.
+    let embedded =
+        sandbox.run(&scale_agent_bin(), &["-p", "--mode", "json", "--provider", "mock", "--model", "m", "hi"]).await;
+    assert!(embedded.status.success(), "{}", stderr(&embedded));
+    let embedded_events: Vec<Value> =
+        stdout(&embedded).lines().map(|line| serde_json::from_str(line).expect("JSON")).collect();
+    let files = sandbox.session_files();
+    assert_eq!(files.len(), 1);
+    let embedded_file = std::fs::read_to_string(&files[0]).expect("the embedded session file");
+
+    let cluster = cluster();
+    let _workers = workers(&sandbox, &cluster, 2);
+    let events = submit(&sandbox, &cluster, &["hi"]).await;
+    assert_eq!(event_types(&events), event_types(&embedded_events), "the same events in the same order");
+    let id = events[0]["id"].as_str().expect("the header's session id");
+    let stored = export(&sandbox, &cluster, id).await;
+    assert_eq!(normalized(&stored), normalized(&embedded_file), "the stored session is the embedded file");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_calls_run_once_on_the_workspace_worker_and_the_loop_goes_on() {
+    let bash = |id: &str| json!({"toolCalls": [{"id": id, "name": "bash", "arguments": {"command": "echo ran >> marker.txt && echo done"}}]});
+    let mock = mock(json!([bash("call_1"), bash("call_2"), {"text": "Both ran."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let cluster = cluster();
+    let _workers = workers(&sandbox, &cluster, 2);
+    let events = submit(&sandbox, &cluster, &["run it twice"]).await;
+    let types = event_types(&events);
+    assert_eq!(types.iter().filter(|kind| *kind == "tool_execution_end").count(), 2, "{types:?}");
+    assert_eq!(types.iter().filter(|kind| *kind == "turn_start").count(), 3, "three turns: {types:?}");
+    assert_eq!(types.last().map(String::as_str), Some("agent_end"));
+    let marker = std::fs::read_to_string(sandbox.work_dir().join("marker.txt")).expect("the tool ran in the work dir");
+    assert_eq!(marker, "ran\nran\n", "each call ran exactly once");
+    let id = events[0]["id"].as_str().expect("the session id");
+    let stored = export(&sandbox, &cluster, id).await;
+    let roles: Vec<String> = stored
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|entry| entry["message"]["role"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
+    let end = events.last().expect("agent_end");
+    assert_eq!(end["messages"].as_array().map(Vec::len), Some(6), "agent_end carries the run's messages");
+}
