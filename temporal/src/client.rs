@@ -20,6 +20,8 @@ use crate::worker::{ClusterArgs, ClusterError, SESSIONS_QUEUE, connect, tool_que
 pub struct SessionSettings {
     pub argv: Vec<String>,
     pub workspace: String,
+    /// Seconds without a heartbeat after which a step's worker is taken as dead (`None`: 10).
+    pub heartbeat_timeout_secs: Option<u64>,
 }
 
 /// A connection to the cluster: Temporal, the store and the event bus.
@@ -60,6 +62,7 @@ impl SessionClient {
             session_id: id.to_owned(),
             argv: settings.argv.clone(),
             tool_queue: tool_queue(&settings.workspace),
+            heartbeat_timeout_secs: settings.heartbeat_timeout_secs,
             carried: None,
         };
         let options = WorkflowStartOptions::new(SESSIONS_QUEUE, id)

@@ -134,3 +134,98 @@ async fn tool_calls_run_once_on_the_workspace_worker_and_the_loop_goes_on() {
     let end = events.last().expect("agent_end");
     assert_eq!(end["messages"].as_array().map(Vec::len), Some(6), "agent_end carries the run's messages");
 }
+
+/// Starts `pi-scale worker` with extra flags (killed when dropped).
+fn worker(sandbox: &Sandbox, cluster: &[String], extra: &[&str]) -> tokio::process::Child {
+    let mut args = vec!["worker"];
+    args.extend(cluster.iter().map(String::as_str));
+    args.extend(extra);
+    sandbox.spawn_quiet(&scale_agent_bin(), &args)
+}
+
+/// Starts `pi-scale submit` in the background, steps taken as dead after 2 s without a heartbeat.
+fn start_submit(sandbox: &Sandbox, cluster: &[String], message: &str) -> tokio::process::Child {
+    let work = sandbox.work_dir().to_string_lossy().into_owned();
+    let mut args = vec!["submit", "--provider", "mock", "--model", "m", "--cwd", &work, "--heartbeat-timeout", "2"];
+    args.extend(cluster.iter().map(String::as_str));
+    args.push(message);
+    sandbox.spawn(&scale_agent_bin(), &args)
+}
+
+async fn finished(submit: tokio::process::Child) -> Vec<Value> {
+    let output = tokio::time::timeout(WAIT, submit.wait_with_output()).await.expect("submit ends").expect("output");
+    assert!(output.status.success(), "submit failed: {}", stderr(&output));
+    stdout(&output).lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    tokio::time::timeout(WAIT, async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+}
+
+/// The stored session's messages: (role, text of the first content block).
+fn stored_messages(stored: &str) -> Vec<(String, String)> {
+    stored
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|entry| entry["type"] == "message")
+        .map(|entry| {
+            let message = &entry["message"];
+            let text = message["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+            (message["role"].as_str().unwrap_or_default().to_owned(), text)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_killed_during_a_model_call_leaves_one_answer() {
+    // The first request never gets its answer in time: its worker is killed while it waits.
+    let mock = mock(json!([{"text": "Too late.", "delayMs": 60000}, {"text": "The answer."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let cluster = cluster();
+    let mut doomed = worker(&sandbox, &cluster, &[]);
+    let submit = start_submit(&sandbox, &cluster, "hi");
+    until("the model call", || mock.requests().len() == 1).await;
+    let _survivor = worker(&sandbox, &cluster, &[]);
+    doomed.start_kill().expect("kill -9");
+    let events = finished(submit).await;
+    assert_eq!(mock.requests().len(), 2, "the call was retried once, on the other worker");
+    let id = events[0]["id"].as_str().expect("the session id");
+    let messages = stored_messages(&export(&sandbox, &cluster, id).await);
+    assert_eq!(messages, [("user".to_owned(), "hi".to_owned()), ("assistant".to_owned(), "The answer.".to_owned())]);
+    let answers: Vec<&Value> =
+        events.iter().filter(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant").collect();
+    assert_eq!(answers.len(), 1, "one answer reached the client");
+    assert_eq!(events.last().map(|e| e["type"].clone()), Some(json!("agent_end")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_killed_during_a_tool_call_marks_it_interrupted_and_never_runs_it_again() {
+    let slow = json!({"toolCalls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo start >> marker.txt; sleep 60"}}]});
+    let mock = mock(json!([slow, {"text": "Noted."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let cluster = cluster();
+    // The workspace's tools run on one worker; the workflow and model calls on another.
+    let mut tools = worker(&sandbox, &cluster, &["--tools-only"]);
+    let _sessions = worker(&sandbox, &cluster, &["--workspace", "elsewhere"]);
+    let submit = start_submit(&sandbox, &cluster, "run the slow thing");
+    let marker = sandbox.work_dir().join("marker.txt");
+    until("the tool to start", || marker.exists()).await;
+    tools.start_kill().expect("kill -9");
+    let events = finished(submit).await;
+    assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "start\n", "the command ran once");
+    let id = events[0]["id"].as_str().expect("the session id");
+    let stored = export(&sandbox, &cluster, id).await;
+    let messages = stored_messages(&stored);
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert_eq!(messages[2].0, "toolResult");
+    assert_eq!(messages[2].1, pi_runtime::agent_session::TOOL_INTERRUPTED);
+    assert_eq!(messages[3], ("assistant".to_owned(), "Noted.".to_owned()));
+    assert!(stored.contains(r#""isError":true"#), "the interrupted result is an error");
+    assert_eq!(mock.requests().len(), 2, "the model saw the interrupted result");
+}

@@ -28,6 +28,9 @@ struct SubmitArgs {
     /// The workspace whose workers run the session's tools
     #[arg(long, default_value = "default")]
     workspace: String,
+    /// Seconds without a heartbeat after which a step's worker is taken as dead (a new session; default 10)
+    #[arg(long)]
+    heartbeat_timeout: Option<u64>,
     /// The provider, as the agent's --provider
     #[arg(long)]
     provider: Option<String>,
@@ -87,7 +90,11 @@ async fn submit(args: SubmitArgs) -> Result<(), ClusterError> {
     // Where the session's events stand now: only what the new prompts bring is printed.
     let steps = client.status(&id).await.map_or(0, |status| status.steps);
     let mut watch = client.bus().watch(&id, steps * EVENTS_PER_STEP).await?;
-    let settings = SessionSettings { argv: agent_flags(&args), workspace: args.workspace.clone() };
+    let settings = SessionSettings {
+        argv: agent_flags(&args),
+        workspace: args.workspace.clone(),
+        heartbeat_timeout_secs: args.heartbeat_timeout,
+    };
     let wanted = args.messages.len();
     for text in args.messages {
         client.send(&id, &settings, SessionInput::Prompt { text, images: Vec::new() }).await?;

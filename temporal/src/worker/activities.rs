@@ -67,7 +67,7 @@ pub struct FinishStep {
 
 /// How often a running step tells Temporal it is alive (a killed worker's step is retried, or marked
 /// interrupted, once its heartbeats stop).
-pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(2);
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
 
 /// The activities, sharing the worker's [`StepHost`].
 pub struct SessionActivities {

@@ -26,8 +26,8 @@ pub const EVENTS_PER_STEP: u64 = 1 << 24;
 
 /// How long a model call or a tool batch may run before it counts as failed.
 const STEP_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
-/// A step whose worker sent no heartbeat for this long is taken as dead.
-const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+/// A step whose worker sent no heartbeat for this long is taken as dead (unless the session says otherwise).
+pub const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a session workflow starts with (and continues as new with).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -38,6 +38,9 @@ pub struct SessionStart {
     pub argv: Vec<String>,
     /// The task queue of the workspace whose worker runs this session's tools.
     pub tool_queue: String,
+    /// Seconds without a heartbeat after which a step's worker is taken as dead (default: 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_timeout_secs: Option<u64>,
     /// The state carried across continue-as-new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carried: Option<Carried>,
@@ -82,6 +85,7 @@ pub struct SessionWorkflow {
 impl SessionWorkflow {
     #[run]
     pub async fn run(ctx: &mut WorkflowContext<Self>, start: SessionStart) -> WorkflowResult<()> {
+        let heartbeat = start.heartbeat_timeout_secs.map_or(HEARTBEAT_TIMEOUT, Duration::from_secs);
         if let Some(carried) = start.carried.clone() {
             ctx.state_mut(|state| {
                 state.flow = carried.flow;
@@ -110,7 +114,8 @@ impl SessionWorkflow {
                 Action::CallModel { announce, answer_entry_id } => {
                     let system_prompt = ctx.state(|state| state.run_system_prompt.clone());
                     let step = ModelStep { target, announce, answer_entry_id, system_prompt };
-                    let done = ctx.execute_activity(SessionActivities::call_model, step, model_options()).await?;
+                    let done =
+                        ctx.execute_activity(SessionActivities::call_model, step, model_options(heartbeat)).await?;
                     let mut ids = done.report.tool_call_ids.iter().map(|_| new_entry_id(ctx)).collect::<Vec<_>>();
                     ctx.state_mut(|state| {
                         state.run_system_prompt = done.system_prompt;
@@ -120,19 +125,19 @@ impl SessionWorkflow {
                 }
                 Action::RunTools { announce, results, .. } => {
                     let step = ToolsStep { target, announce, results };
-                    let options = tool_options(&start.tool_queue);
+                    let options = tool_options(&start.tool_queue, heartbeat);
                     let ran = ctx.execute_activity(SessionActivities::run_tools, step.clone(), options).await;
                     if ran.is_err() {
                         // The batch's worker died or the step failed: what did not finish is marked
                         // interrupted (never run again), and the run goes on.
-                        let options = model_options();
+                        let options = model_options(heartbeat);
                         ctx.execute_activity(SessionActivities::interrupt_tools, step, options).await?;
                     }
                     ctx.state_mut(|state| state.flow.tools_ran()).map_err(mismatch)?;
                 }
                 Action::FinishRun { announce, run_entries } => {
                     let step = FinishStep { target, announce, run_entries };
-                    ctx.execute_activity(SessionActivities::finish_run, step, model_options()).await?;
+                    ctx.execute_activity(SessionActivities::finish_run, step, model_options(heartbeat)).await?;
                     ctx.state_mut(|state| {
                         state.run_system_prompt = None;
                         state.runs += 1;
@@ -205,17 +210,17 @@ fn new_entry_id(ctx: &WorkflowContext<SessionWorkflow>) -> String {
 }
 
 /// Model calls (and the session's other steps) run on the sessions' queue and are retried.
-fn model_options() -> ActivityOptions {
+fn model_options(heartbeat: Duration) -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(STEP_TIMEOUT)
-        .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+        .heartbeat_timeout(heartbeat)
         .retry_policy(RetryPolicy::builder().maximum_attempts(MODEL_ATTEMPTS).build())
         .build()
 }
 
 /// A tool batch runs on its workspace's queue, once.
-fn tool_options(queue: &str) -> ActivityOptions {
+fn tool_options(queue: &str, heartbeat: Duration) -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(STEP_TIMEOUT)
-        .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+        .heartbeat_timeout(heartbeat)
         .task_queue(queue.to_owned())
         .retry_policy(RetryPolicy::builder().maximum_attempts(1).build())
         .build()
