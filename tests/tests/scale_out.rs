@@ -81,6 +81,25 @@ fn normalize(value: &mut Value, ids: &mut HashMap<String, String>, key: Option<&
     }
 }
 
+/// The session workflow's history (`pi-scale history`), checked to replay on this build (`history
+/// --replay`), and kept as `<name>.json` in `PI_GEN_RECORD_HISTORIES` when that names a folder (how
+/// `temporal/tests/histories/` was recorded).
+async fn history_replays(sandbox: &Sandbox, cluster: &[String], id: &str, name: &str) {
+    let output = sandbox.run(&scale_agent_bin(), &["history", id, "--temporal-address", &cluster[1]]).await;
+    assert!(output.status.success(), "history failed: {}", stderr(&output));
+    let json = stdout(&output);
+    let serde_check: Value = serde_json::from_str(&json).expect("the history is JSON");
+    assert!(serde_check["events"].as_array().is_some_and(|events| events.len() > 10), "a whole history");
+    let file = sandbox.root.path().join(format!("{name}.json"));
+    std::fs::write(&file, &json).expect("history kept");
+    let file_arg = file.to_string_lossy().into_owned();
+    let replayed = sandbox.run(&scale_agent_bin(), &["history", "--replay", &file_arg]).await;
+    assert!(replayed.status.success(), "the history does not replay: {}", stderr(&replayed));
+    if let Some(folder) = std::env::var_os("PI_GEN_RECORD_HISTORIES") {
+        std::fs::write(std::path::Path::new(&folder).join(format!("{name}.json")), &json).expect("recorded");
+    }
+}
+
 fn event_types(events: &[Value]) -> Vec<String> {
     events.iter().map(|event| event["type"].as_str().unwrap_or_default().to_owned()).collect()
 }
@@ -133,6 +152,7 @@ async fn tool_calls_run_once_on_the_workspace_worker_and_the_loop_goes_on() {
     assert_eq!(roles, ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
     let end = events.last().expect("agent_end");
     assert_eq!(end["messages"].as_array().map(Vec::len), Some(6), "agent_end carries the run's messages");
+    history_replays(&sandbox, &cluster, id, "two-tool-turns").await;
 }
 
 /// Starts `pi-scale worker` with extra flags (killed when dropped).
@@ -228,4 +248,5 @@ async fn a_worker_killed_during_a_tool_call_marks_it_interrupted_and_never_runs_
     assert_eq!(messages[3], ("assistant".to_owned(), "Noted.".to_owned()));
     assert!(stored.contains(r#""isError":true"#), "the interrupted result is an error");
     assert_eq!(mock.requests().len(), 2, "the model saw the interrupted result");
+    history_replays(&sandbox, &cluster, id, "tool-interrupted").await;
 }

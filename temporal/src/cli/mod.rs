@@ -1,6 +1,7 @@
 //! The command line of an agent built with `--features temporal`: the subcommands scale-out adds
-//! (`store`, `worker`, `submit`), in front of the agent's usual command line, which gets every other invocation unchanged.
+//! (`store`, `worker`, `submit`, `history`), in front of the agent's usual command line, which gets every other invocation unchanged.
 
+mod history_command;
 mod store_command;
 mod submit_command;
 
@@ -26,6 +27,7 @@ pub fn run_with_extensions(
     let raw: Vec<String> = std::env::args().skip(1).collect();
     match raw.first().map(String::as_str) {
         Some("store") => store_command::run_store_command(&definition, &raw[1..]),
+        Some("history") => history_command::run_history_command(&raw[1..]),
         Some("submit") => submit_command::run_submit_command(&raw[1..]),
         Some("worker") => crate::worker::run_worker_command(definition, rust_tools, extensions, &raw[1..]),
         _ => pi_runtime::cli::run_with_extensions(definition, rust_tools, extensions),

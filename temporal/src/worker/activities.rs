@@ -69,7 +69,8 @@ pub struct FinishStep {
 /// interrupted, once its heartbeats stop).
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
 
-/// The activities, sharing the worker's [`StepHost`].
+/// The activities, sharing the worker's [`StepHost`]. Their names are fixed (not the Rust paths), since
+/// recorded histories name them.
 pub struct SessionActivities {
     pub host: Arc<StepHost>,
 }
@@ -78,7 +79,7 @@ pub struct SessionActivities {
 impl SessionActivities {
     /// Emits and records the announcements, then streams one answer into the planned entry. An answer
     /// stored already (a retry after the step's work was saved) is reported without asking the model again.
-    #[activity]
+    #[activity(name = "call_model")]
     pub async fn call_model(
         self: Arc<Self>,
         ctx: ActivityContext,
@@ -99,7 +100,7 @@ impl SessionActivities {
 
     /// Runs the tool calls of the answer, each result into its planned entry. Never retried: a bash command
     /// must not run twice, so a batch a dead worker left is finished by [`SessionActivities::interrupt_tools`].
-    #[activity]
+    #[activity(name = "run_tools")]
     pub async fn run_tools(self: Arc<Self>, ctx: ActivityContext, step: ToolsStep) -> Result<(), ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;
@@ -113,7 +114,7 @@ impl SessionActivities {
     }
 
     /// Gives every call of the batch that has no stored result a "tool interrupted" result.
-    #[activity]
+    #[activity(name = "interrupt_tools")]
     pub async fn interrupt_tools(self: Arc<Self>, ctx: ActivityContext, step: ToolsStep) -> Result<(), ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;
@@ -140,7 +141,7 @@ impl SessionActivities {
     }
 
     /// Emits the pending `turn_end` and `agent_end` with the run's messages, then the after-run checks.
-    #[activity]
+    #[activity(name = "finish_run")]
     pub async fn finish_run(self: Arc<Self>, ctx: ActivityContext, step: FinishStep) -> Result<(), ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;

@@ -1,0 +1,50 @@
+//! Determinism: session workflow histories recorded by earlier builds (`tests/histories/`, recorded by the
+//! scale-out tests with `PI_GEN_RECORD_HISTORIES`) replay on this build's workflow code without a server,
+//! and a history whose activities differ from what the code schedules is refused.
+
+use std::path::PathBuf;
+
+use pi_temporal::worker::replay::{ReplayError, replay_history};
+
+fn histories() -> Vec<(String, Vec<u8>)> {
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/histories");
+    let mut found: Vec<(String, Vec<u8>)> = std::fs::read_dir(&folder)
+        .expect("the histories folder")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .map(|path| (path.display().to_string(), std::fs::read(&path).expect("a history")))
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn recorded_histories_replay_on_this_build() {
+    let histories = histories();
+    assert!(histories.len() >= 2, "the recorded histories are there");
+    for (name, json) in histories {
+        if let Err(error) = replay_history(&json).await {
+            panic!("{name} does not replay: {error}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_history_whose_activities_differ_from_the_code_is_refused() {
+    for (name, json) in histories() {
+        // The first tool batch recorded as a model call: not what the workflow schedules at that point.
+        let text = String::from_utf8(json).expect("UTF-8");
+        let tampered =
+            text.replacen(r#""activity_type":{"name":"run_tools"}"#, r#""activity_type":{"name":"call_model"}"#, 1);
+        assert_ne!(tampered, text, "{name} has a tool batch");
+        match replay_history(tampered.as_bytes()).await {
+            Err(ReplayError::Mismatch(message)) => assert!(message.contains("ondeterminism"), "{name}: {message}"),
+            other => panic!("{name}: a tampered history replayed: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_history_is_named_as_such() {
+    assert!(matches!(replay_history(b"{\"not\": \"a history\"}").await, Err(ReplayError::History(_))));
+}
