@@ -207,6 +207,15 @@ impl Sandbox {
         command.spawn().expect("agent starts")
     }
 
+    /// Like [`Sandbox::spawn_quiet`], with stderr appended to `log` (for servers whose log a failing test
+    /// shows).
+    pub fn spawn_logged(&self, binary: &Path, args: &[&str], log: &Path) -> tokio::process::Child {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(log).expect("the log file");
+        let mut command = self.command(binary, args);
+        command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(file).kill_on_drop(true);
+        command.spawn().expect("agent starts")
+    }
+
     /// Like [`Sandbox::run`], with extra environment variables.
     pub async fn run_env(&self, binary: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut command = self.command(binary, args);

@@ -12,7 +12,7 @@ use pi_gen_tests::{Sandbox, scale_agent_bin, stderr, stdout};
 use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(120);
+const WAIT: Duration = Duration::from_secs(60);
 
 async fn mock(script: Value) -> MockLlmServer {
     let script = MockScript::from_json_str(&script.to_string()).expect("valid script");
@@ -25,11 +25,16 @@ fn cluster() -> Vec<String> {
     vec!["--temporal-address".into(), temporal().address().to_owned(), "--store".into(), store]
 }
 
+/// Where the workers of a test write their stderr (shown when `submit` fails).
+fn worker_log(sandbox: &Sandbox) -> std::path::PathBuf {
+    sandbox.root.path().join("workers.log")
+}
+
 /// Starts `count` workers on the cluster (killed when dropped).
 fn workers(sandbox: &Sandbox, cluster: &[String], count: usize) -> Vec<tokio::process::Child> {
     let mut args = vec!["worker"];
     args.extend(cluster.iter().map(String::as_str));
-    (0..count).map(|_| sandbox.spawn_quiet(&scale_agent_bin(), &args)).collect()
+    (0..count).map(|_| sandbox.spawn_logged(&scale_agent_bin(), &args, &worker_log(sandbox))).collect()
 }
 
 /// `pi-scale submit` with the mock model; the event lines it printed.
@@ -160,7 +165,7 @@ fn worker(sandbox: &Sandbox, cluster: &[String], extra: &[&str]) -> tokio::proce
     let mut args = vec!["worker"];
     args.extend(cluster.iter().map(String::as_str));
     args.extend(extra);
-    sandbox.spawn_quiet(&scale_agent_bin(), &args)
+    sandbox.spawn_logged(&scale_agent_bin(), &args, &worker_log(sandbox))
 }
 
 /// Starts `pi-scale submit` in the background, steps taken as dead after 2 s without a heartbeat.
@@ -174,6 +179,9 @@ fn start_submit(sandbox: &Sandbox, cluster: &[String], message: &str) -> tokio::
 
 async fn finished(submit: tokio::process::Child) -> Vec<Value> {
     let output = tokio::time::timeout(WAIT, submit.wait_with_output()).await.expect("submit ends").expect("output");
+    if !output.status.success() {
+        eprintln!("{}", stderr(&output));
+    }
     assert!(output.status.success(), "submit failed: {}", stderr(&output));
     stdout(&output).lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect()
 }

@@ -24,6 +24,10 @@ use workflow::SessionWorkflow;
 /// The task queue of session workflows and model calls.
 pub const SESSIONS_QUEUE: &str = "pi-sessions";
 
+/// Heartbeats reach the server at least this often, so an abort (a cancelled activity, which a worker
+/// learns of in a heartbeat's answer) takes effect within about this long.
+const HEARTBEAT_THROTTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The task queue whose workers run the tools of sessions in `workspace`.
 pub fn tool_queue(workspace: &str) -> String {
     format!("pi-tools-{workspace}")
@@ -135,13 +139,17 @@ async fn run_worker(
     let mut workers = Vec::new();
     if !args.tools_only {
         let options = WorkerOptions::new(SESSIONS_QUEUE)
+            .max_heartbeat_throttle_interval(HEARTBEAT_THROTTLE)
             .register_workflow::<SessionWorkflow>()
             .map_err(|error| failed(&error))?
             .register_activities(SessionActivities { host: host.clone() })
             .build();
         workers.push(Worker::new(&runtime, client.clone(), options).map_err(|error| failed(&error))?);
     }
-    let tools = WorkerOptions::new(tool_queue(&args.workspace)).register_activities(SessionActivities { host }).build();
+    let tools = WorkerOptions::new(tool_queue(&args.workspace))
+        .max_heartbeat_throttle_interval(HEARTBEAT_THROTTLE)
+        .register_activities(SessionActivities { host })
+        .build();
     workers.push(Worker::new(&runtime, client, tools).map_err(|error| failed(&error))?);
     let stops: Vec<_> = workers.iter().map(Worker::shutdown_handle).collect();
     eprintln!("Worker ready: queue {SESSIONS_QUEUE}, tools of workspace {}", args.workspace);
