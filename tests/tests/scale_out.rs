@@ -258,3 +258,24 @@ async fn a_worker_killed_during_a_tool_call_marks_it_interrupted_and_never_runs_
     assert_eq!(mock.requests().len(), 2, "the model saw the interrupted result");
     history_replays(&sandbox, &cluster, id, "tool-interrupted").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_submit_continues_the_session_on_its_running_workflow() {
+    let mock = mock(json!([{"text": "First answer."}, {"text": "Second answer."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let cluster = cluster();
+    let _workers = workers(&sandbox, &cluster, 1);
+    let first = submit(&sandbox, &cluster, &["one"]).await;
+    let id = first[0]["id"].as_str().expect("the session id").to_owned();
+    let mut args = vec!["submit", "--session", &id];
+    args.extend(cluster.iter().map(String::as_str));
+    args.push("two");
+    let output = tokio::time::timeout(WAIT, sandbox.run(&scale_agent_bin(), &args)).await.expect("submit ends");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let second: Vec<Value> = stdout(&output).lines().map(|line| serde_json::from_str(line).expect("JSON")).collect();
+    assert_eq!(second[0]["id"], first[0]["id"], "the same session's header");
+    assert_eq!(event_types(&second)[1], "agent_start", "only the new run's events: {:?}", event_types(&second));
+    let texts: Vec<String> =
+        stored_messages(&export(&sandbox, &cluster, &id).await).into_iter().map(|(_, text)| text).collect();
+    assert_eq!(texts, ["one", "First answer.", "two", "Second answer."]);
+}

@@ -87,9 +87,10 @@ async fn submit(args: SubmitArgs) -> Result<(), ClusterError> {
     };
     let stored = client.store().export(&id).await?.ok_or_else(|| ClusterError::Worker(format!("no session {id}")))?;
     print_line(&SessionLines::parse(&stored)?.header.text);
-    // Where the session's events stand now: only what the new prompts bring is printed.
+    // Where the session's events stand now: only what the new prompts bring is printed. Step `n` numbers
+    // its events after `n * EVENTS_PER_STEP`, so the steps taken so far have numbers up to `(n + 1) * ...`.
     let steps = client.status(&id).await.map_or(0, |status| status.steps);
-    let mut watch = client.bus().watch(&id, steps * EVENTS_PER_STEP).await?;
+    let mut watch = client.bus().watch(&id, (steps + 1) * EVENTS_PER_STEP).await?;
     let settings = SessionSettings {
         argv: agent_flags(&args),
         workspace: args.workspace.clone(),
