@@ -68,11 +68,16 @@ impl SessionClient {
         let options = WorkflowStartOptions::new(SESSIONS_QUEUE, id)
             .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
             .build();
+        let abort = matches!(input, SessionInput::Abort);
         self.client
             .signal_with_start_workflow(SessionWorkflow::run, start, SessionWorkflow::input, input, options)
             .await
-            .map(drop)
-            .map_err(|error| ClusterError::Worker(format!("cannot reach session {id}: {error}")))
+            .map_err(|error| ClusterError::Worker(format!("cannot reach session {id}: {error}")))?;
+        if abort {
+            // The workflow stops the run's later steps; the step under way hears of it here.
+            self.bus.request_abort(id).await?;
+        }
+        Ok(())
     }
 
     /// The session's status, from its workflow.

@@ -279,3 +279,75 @@ async fn a_second_submit_continues_the_session_on_its_running_workflow() {
         stored_messages(&export(&sandbox, &cluster, &id).await).into_iter().map(|(_, text)| text).collect();
     assert_eq!(texts, ["one", "First answer.", "two", "Second answer."]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_stops_a_model_call_and_the_run_ends_aborted() {
+    use tokio::io::AsyncBufReadExt as _;
+    let mock = mock(json!([{"text": "Never finished.", "delayMs": 60000}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let cluster = cluster();
+    let _workers = workers(&sandbox, &cluster, 1);
+    let mut submit = start_submit(&sandbox, &cluster, "take your time");
+    let mut lines = tokio::io::BufReader::new(submit.stdout.take().expect("stdout")).lines();
+    let header: Value =
+        serde_json::from_str(&lines.next_line().await.expect("read").expect("the header")).expect("JSON");
+    let id = header["id"].as_str().expect("the session id").to_owned();
+    until("the model call", || mock.requests().len() == 1).await;
+    let mut args = vec!["submit", "--session", &id, "--abort"];
+    args.extend(cluster.iter().map(String::as_str));
+    let aborted = sandbox.run(&scale_agent_bin(), &args).await;
+    assert!(aborted.status.success(), "abort failed: {}", stderr(&aborted));
+    let mut events = Vec::new();
+    tokio::time::timeout(WAIT, async {
+        while let Some(line) = lines.next_line().await.expect("read") {
+            events.push(serde_json::from_str::<Value>(&line).expect("JSON"));
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        let log = std::fs::read_to_string(worker_log(&sandbox)).unwrap_or_default();
+        panic!("submit did not end after the abort; the workers said:\n{log}")
+    });
+    assert!(submit.wait().await.expect("exit").success());
+    let end = events.last().expect("events");
+    assert_eq!(end["type"], "agent_end");
+    let last = end["messages"].as_array().and_then(|messages| messages.last()).expect("the run's messages");
+    assert_eq!(last["stopReason"], "aborted", "{last}");
+    let stored = export(&sandbox, &cluster, &id).await;
+    let entries: Vec<Value> = stored.lines().map(|line| serde_json::from_str(line).expect("JSON")).collect();
+    let answer = entries.last().expect("entries");
+    assert_eq!(answer["message"]["stopReason"], "aborted", "the aborted answer is stored");
+    assert_eq!(mock.requests().len(), 1, "nothing was asked again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_stops_a_tool_batch_and_the_model_is_not_asked_again() {
+    let slow = json!({"toolCalls": [{"id": "call_1", "name": "bash", "arguments": {"command": "echo start >> marker.txt; sleep 60; echo end >> marker.txt"}}]});
+    let mock = mock(json!([slow, {"text": "Should not be asked."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let cluster = cluster();
+    let _workers = workers(&sandbox, &cluster, 1);
+    let submit = start_submit(&sandbox, &cluster, "run the slow thing");
+    let marker = sandbox.work_dir().join("marker.txt");
+    until("the tool to start", || marker.exists()).await;
+    let id = {
+        let list = sandbox.run(&scale_agent_bin(), &["store", "list", "--store", &cluster[3]]).await;
+        stdout(&list).split_whitespace().next().expect("the session's id").to_owned()
+    };
+    let mut args = vec!["submit", "--session", &id, "--abort"];
+    args.extend(cluster.iter().map(String::as_str));
+    let aborted = sandbox.run(&scale_agent_bin(), &args).await;
+    assert!(aborted.status.success(), "abort failed: {}", stderr(&aborted));
+    let events = finished(submit).await;
+    assert_eq!(events.last().map(|e| e["type"].clone()), Some(json!("agent_end")));
+    assert_eq!(mock.requests().len(), 1, "the aborted run does not ask the model again");
+    let stored = export(&sandbox, &cluster, &id).await;
+    let messages = stored_messages(&stored);
+    assert_eq!(
+        messages.iter().map(|(role, _)| role.as_str()).collect::<Vec<_>>(),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    let last: Value = serde_json::from_str(stored.lines().last().expect("entries")).expect("JSON");
+    assert_eq!(last["message"]["stopReason"], "aborted");
+    assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "start\n", "the command was stopped");
+}

@@ -287,3 +287,18 @@ async fn next_event(watch: &mut pi_temporal::store::EventWatch) -> (u64, String)
         .expect("the watch goes on")
         .expect("no error")
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_abort_notice_reaches_the_step_listening_and_no_event_watcher() {
+    let url = postgres().new_database();
+    let (worker, api) =
+        (PostgresStore::connect(&url).await.expect("connects"), PostgresStore::connect(&url).await.expect("connects"));
+    let session = "0195-abort";
+    let mut notices = worker.event_bus().abort_notices(session).await.expect("listens");
+    let mut events = worker.event_bus().watch(session, 0).await.expect("watches");
+    api.event_bus().request_abort(session).await.expect("asks");
+    tokio::time::timeout(std::time::Duration::from_secs(10), notices.requested()).await.expect("the notice arrives");
+    api.event_bus().publish(session, 1, r#"{"type":"agent_end"}"#, true).await.expect("published");
+    let (number, _) = events.next().await.expect("an event").expect("no error");
+    assert_eq!(number, 1, "the abort notice is not an event");
+}

@@ -43,8 +43,11 @@ struct SubmitArgs {
     /// Any other flag of the agent for this session (repeat it: --flag=--tools --flag=read,bash)
     #[arg(long = "flag", allow_hyphen_values = true)]
     flags: Vec<String>,
+    /// Abort what the session (--session) is doing instead: the step under way stops, as pi's abort stops it
+    #[arg(long, requires = "session", conflicts_with = "messages")]
+    abort: bool,
     /// The prompts, run one after another
-    #[arg(required = true)]
+    #[arg(required_unless_present = "abort")]
     messages: Vec<String>,
 }
 
@@ -85,17 +88,20 @@ async fn submit(args: SubmitArgs) -> Result<(), ClusterError> {
             client.create(&cwd, None).await?
         }
     };
+    let settings = SessionSettings {
+        argv: agent_flags(&args),
+        workspace: args.workspace.clone(),
+        heartbeat_timeout_secs: args.heartbeat_timeout,
+    };
+    if args.abort {
+        return client.send(&id, &settings, SessionInput::Abort).await;
+    }
     let stored = client.store().export(&id).await?.ok_or_else(|| ClusterError::Worker(format!("no session {id}")))?;
     print_line(&SessionLines::parse(&stored)?.header.text);
     // Where the session's events stand now: only what the new prompts bring is printed. Step `n` numbers
     // its events after `n * EVENTS_PER_STEP`, so the steps taken so far have numbers up to `(n + 1) * ...`.
     let steps = client.status(&id).await.map_or(0, |status| status.steps);
     let mut watch = client.bus().watch(&id, (steps + 1) * EVENTS_PER_STEP).await?;
-    let settings = SessionSettings {
-        argv: agent_flags(&args),
-        workspace: args.workspace.clone(),
-        heartbeat_timeout_secs: args.heartbeat_timeout,
-    };
     let wanted = args.messages.len();
     for text in args.messages {
         client.send(&id, &settings, SessionInput::Prompt { text, images: Vec::new() }).await?;

@@ -16,6 +16,10 @@ use tokio_postgres::{AsyncMessage, NoTls};
 use super::postgres::{pooled_client, postgres_error};
 use super::{StoreError, check_session_id};
 
+/// The notification that asks a session's running step to abort (event number 0, see
+/// [`EventBus::request_abort`]).
+const ABORT_NOTICE: &str = "0 abort";
+
 /// Postgres refuses notification payloads of 8000 bytes or more.
 const NOTIFY_LIMIT: usize = 7900;
 
@@ -83,20 +87,40 @@ impl EventBus {
         Ok(())
     }
 
+    /// Asks whoever runs a step of `session` now to abort it. The notice travels on the session's channel as
+    /// number 0, which event watchers never give out (numbers start at 1); it is not kept.
+    pub async fn request_abort(&self, session: &str) -> Result<(), StoreError> {
+        check_session_id(session)?;
+        let client = pooled_client(&self.pool).await?;
+        let channel = channel_name(session);
+        client.execute("SELECT pg_notify($1, $2)", &[&channel, &ABORT_NOTICE]).await.map_err(postgres_error)?;
+        Ok(())
+    }
+
+    /// Listens for [`EventBus::request_abort`] on `session` (from now on).
+    pub async fn abort_notices(&self, session: &str) -> Result<AbortNotices, StoreError> {
+        check_session_id(session)?;
+        let listener = self.listener().await?;
+        let live = listener.join(session).await?;
+        Ok(AbortNotices { listener, session: session.to_owned(), live: Some(live) })
+    }
+
+    async fn listener(&self) -> Result<Arc<Listener>, StoreError> {
+        let mut current = self.listener.lock().await;
+        match current.as_ref().filter(|listener| !listener.client.is_closed()) {
+            Some(listener) => Ok(listener.clone()),
+            None => {
+                let listener = Arc::new(Listener::connect(&self.config).await?);
+                *current = Some(listener.clone());
+                Ok(listener)
+            }
+        }
+    }
+
     /// Watches `session`: first the kept events numbered after `after`, then live ones as they come.
     pub async fn watch(&self, session: &str, after: u64) -> Result<EventWatch, StoreError> {
         check_session_id(session)?;
-        let listener = {
-            let mut current = self.listener.lock().await;
-            match current.as_ref().filter(|listener| !listener.client.is_closed()) {
-                Some(listener) => listener.clone(),
-                None => {
-                    let listener = Arc::new(Listener::connect(&self.config).await?);
-                    *current = Some(listener.clone());
-                    listener
-                }
-            }
-        };
+        let listener = self.listener().await?;
         // Listening before reading back: an event published meanwhile comes both ways, and is given once.
         let live = listener.join(session).await?;
         let replay = self.kept_after(session, after).await?;
@@ -262,6 +286,37 @@ impl EventWatch {
 }
 
 impl Drop for EventWatch {
+    fn drop(&mut self) {
+        drop(self.live.take());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (listener, session) = (self.listener.clone(), std::mem::take(&mut self.session));
+            runtime.spawn(async move { listener.leave(&session).await });
+        }
+    }
+}
+
+/// Abort notices of one session (see [`EventBus::abort_notices`]).
+pub struct AbortNotices {
+    listener: Arc<Listener>,
+    session: String,
+    live: Option<broadcast::Receiver<Live>>,
+}
+
+impl AbortNotices {
+    /// Resolves when an abort is asked for; never, if the listening connection is gone.
+    pub async fn requested(&mut self) {
+        loop {
+            let Some(live) = self.live.as_mut() else { return std::future::pending().await };
+            match live.recv().await {
+                Ok(notice) if notice.id == 0 => return,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => self.live = None,
+            }
+        }
+    }
+}
+
+impl Drop for AbortNotices {
     fn drop(&mut self) {
         drop(self.live.take());
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {

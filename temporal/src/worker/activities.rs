@@ -25,6 +25,9 @@ pub struct StepTarget {
     pub session_id: String,
     pub argv: Vec<String>,
     pub event_base: u64,
+    /// The run was aborted: the step starts cancelled (see [`StepRequest::aborted`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
 }
 
 /// The model step's input.
@@ -93,7 +96,7 @@ impl SessionActivities {
         }
         let open =
             host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
-        let outcome = model_step(&open, &step).await;
+        let outcome = until_done_or_aborted(host, &open, model_step(&open, &step)).await;
         host.close(open).await.map_err(failed)?;
         outcome.map_err(failed)
     }
@@ -106,9 +109,10 @@ impl SessionActivities {
         let host = &self.host;
         let open =
             host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
-        let request = announced(&step.announce, StepWork::RunTools);
+        let mut request = announced(&step.announce, StepWork::RunTools);
+        request.aborted = step.target.aborted;
         let ids = planned(&step.announce, &step.results, &[]);
-        let outcome = open.session.run_step(request, ids).await;
+        let outcome = until_done_or_aborted(host, &open, open.session.run_step(request, ids)).await;
         host.close(open).await.map_err(failed)?;
         outcome.map(drop).map_err(|error| failed(step_failed(&step.target, error)))
     }
@@ -191,6 +195,7 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
     let before: Vec<String> = open.stored_ids().map(str::to_owned).collect();
     let mut request = announced(&step.announce, StepWork::CallModel);
     request.messages = messages;
+    request.aborted = step.target.aborted;
     let ids = planned(&step.announce, &[], std::slice::from_ref(&step.answer_entry_id));
     let report = session.run_step(request, ids).await.map_err(|error| step_failed(&step.target, error))?;
     let answer = report.answer.unwrap_or_default();
@@ -206,6 +211,27 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
     Ok(ModelStepDone { report: report_of(&answer, added), system_prompt })
 }
 
+/// Runs `step`; when an abort is asked for meanwhile (on the event bus), the session's agent is aborted and
+/// the step is still awaited, so what it did (an `aborted` answer, aborted tool results) is recorded.
+async fn until_done_or_aborted<T>(host: &StepHost, open: &OpenStep, step: impl Future<Output = T>) -> T {
+    let mut step = std::pin::pin!(step);
+    let mut notices = match host.bus.abort_notices(&open.stored.header.id).await {
+        Ok(notices) => notices,
+        Err(error) => {
+            eprintln!("Warning: session {} cannot be aborted during this step: {error}", open.stored.header.id);
+            return step.await;
+        }
+    };
+    tokio::select! {
+        outcome = &mut step => outcome,
+        () = notices.requested() => {
+            eprintln!("Session {}: the step was aborted", open.stored.header.id);
+            open.session.agent().abort();
+            step.await
+        }
+    }
+}
+
 /// The step's announcements, before `work`.
 fn announced(announce: &Announcements, work: StepWork) -> StepRequest {
     let messages = announce
@@ -219,6 +245,7 @@ fn announced(announce: &Announcements, work: StepWork) -> StepRequest {
         start_turn: announce.turn_start,
         messages,
         work,
+        aborted: false,
     }
 }
 

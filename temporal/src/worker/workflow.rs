@@ -79,6 +79,9 @@ pub struct SessionWorkflow {
     runs: u64,
     /// The running run's system prompt, once its first model call worked it out.
     run_system_prompt: Option<String>,
+    /// The running run was aborted: its later steps start cancelled (the step under way hears of it
+    /// through the event bus, from whoever sent the abort).
+    run_aborted: bool,
 }
 
 #[workflow_methods]
@@ -108,6 +111,7 @@ impl SessionWorkflow {
                     session_id: start.session_id.clone(),
                     argv: start.argv.clone(),
                     event_base: state.steps * EVENTS_PER_STEP,
+                    aborted: state.run_aborted,
                 }
             });
             match action {
@@ -140,6 +144,7 @@ impl SessionWorkflow {
                     ctx.execute_activity(SessionActivities::finish_run, step, model_options(heartbeat)).await?;
                     ctx.state_mut(|state| {
                         state.run_system_prompt = None;
+                        state.run_aborted = false;
                         state.runs += 1;
                         state.flow.run_finished()
                     })
@@ -163,9 +168,13 @@ impl SessionWorkflow {
         }
     }
 
-    /// A prompt, steering, a follow-up or an abort.
+    /// A prompt, steering, a follow-up or an abort (which makes the running run's later steps start
+    /// cancelled; the sender also tells the step under way, through the event bus).
     #[signal]
     pub fn input(&mut self, _ctx: &mut SyncWorkflowContext<Self>, input: SessionInput) {
+        if matches!(input, SessionInput::Abort) && self.flow.is_running() {
+            self.run_aborted = true;
+        }
         self.inbox.push(input);
     }
 

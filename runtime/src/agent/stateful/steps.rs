@@ -25,6 +25,9 @@ pub struct StepRequest {
     /// Messages that enter the context now (`message_start` / `message_end` each).
     pub messages: Vec<AgentMessage>,
     pub work: StepWork,
+    /// The run was aborted: the step starts cancelled, as the loop's later steps do after an abort (a
+    /// model call answers `aborted` without a request; tools end as aborted).
+    pub aborted: bool,
 }
 
 /// The work of a step.
@@ -55,6 +58,9 @@ impl Agent {
     /// Carries out one step (see [`StepRequest`]); refused while a run is under way.
     pub async fn run_step(&self, request: StepRequest) -> Result<StepReport, AgentError> {
         let (cancel, mut context, config) = self.begin_run(true)?;
+        if request.aborted {
+            cancel.cancel();
+        }
         let _finish = FinishRun(&self.inner);
         let sink = StateSink(&self.inner);
         if request.end_turn
