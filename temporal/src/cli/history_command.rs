@@ -3,7 +3,6 @@
 
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Parser;
 use temporalio_client::Client;
@@ -14,7 +13,7 @@ use crate::worker::{ClusterArgs, ClusterError, connect};
 
 #[derive(Debug, Parser)]
 #[command(no_binary_name = true, about = "Print a session workflow's history as JSON, or replay a kept one")]
-struct HistoryArgs {
+pub(super) struct HistoryArgs {
     /// The session whose history to print
     #[arg(required_unless_present = "replay")]
     id: Option<String>,
@@ -29,32 +28,8 @@ struct HistoryArgs {
     namespace: String,
 }
 
-/// Runs `<agent> history ARGS`; returns the exit code.
-pub fn run_history_command(raw: &[String]) -> ExitCode {
-    let args = match HistoryArgs::try_parse_from(raw) {
-        Ok(args) => args,
-        Err(error) => {
-            let _ = error.print();
-            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("Error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(history(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("Error: {error}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-async fn history(args: HistoryArgs) -> Result<(), String> {
+/// Runs `<agent> history ARGS`.
+pub(super) async fn history(args: HistoryArgs) -> Result<(), String> {
     if let Some(path) = &args.replay {
         let json = std::fs::read(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
         replay_history(&json).await.map_err(|error| format!("{}: {error}", path.display()))?;

@@ -1,10 +1,13 @@
 //! The command line of an agent built with `--features temporal`: the subcommands scale-out adds
-//! (`store`, `worker`, `submit`, `history`), in front of the agent's usual command line, which gets every other invocation unchanged.
+//! (`store`, `worker`, `submit`, `history`), in front of the agent's usual command line, which gets every
+//! other invocation unchanged.
 
 mod history_command;
 mod store_command;
 mod submit_command;
 
+use std::fmt::Display;
+use std::future::Future;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -27,9 +30,48 @@ pub fn run_with_extensions(
     let raw: Vec<String> = std::env::args().skip(1).collect();
     match raw.first().map(String::as_str) {
         Some("store") => store_command::run_store_command(&definition, &raw[1..]),
-        Some("history") => history_command::run_history_command(&raw[1..]),
-        Some("submit") => submit_command::run_submit_command(&raw[1..]),
-        Some("worker") => crate::worker::run_worker_command(definition, rust_tools, extensions, &raw[1..]),
+        Some("history") => run_subcommand(&definition.name, "history", &raw[1..], history_command::history),
+        Some("submit") => run_subcommand(&definition.name, "submit", &raw[1..], submit_command::submit),
+        Some("worker") => {
+            let name = definition.name.clone();
+            run_subcommand(&name, "worker", &raw[1..], |args| {
+                crate::worker::run_worker(definition, rust_tools, extensions, args)
+            })
+        }
         _ => pi_runtime::cli::run_with_extensions(definition, rust_tools, extensions),
+    }
+}
+
+/// Parses `raw` (the words after the subcommand `name`) as `A`, named `<agent> <name>` in its messages, and
+/// runs `work` with it on a multi-threaded runtime. A flag error prints clap's message (exit 2, or 0 for
+/// `--help`); a failure prints `Error: ...` (exit 1).
+pub(crate) fn run_subcommand<A, F, E>(agent: &str, name: &str, raw: &[String], work: impl FnOnce(A) -> F) -> ExitCode
+where
+    A: clap::Parser,
+    F: Future<Output = Result<(), E>>,
+    E: Display,
+{
+    let command = A::command().bin_name(format!("{agent} {name}"));
+    let parsed = command.try_get_matches_from(raw).and_then(|matches| A::from_arg_matches(&matches));
+    let args = match parsed {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("Error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(work(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("Error: {error}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use pi_runtime::AgentDefinition;
 
 use crate::store::{AnyStore, SessionLines, SessionStore, StoreError};
@@ -64,30 +64,10 @@ enum StoreCommand {
 
 /// Runs `store` with the arguments after the word; returns the exit code.
 pub(super) fn run_store_command(definition: &AgentDefinition, raw: &[String]) -> ExitCode {
-    let command = StoreArgs::command().bin_name(format!("{} store", definition.name));
-    let parsed = command.try_get_matches_from(raw).and_then(|matches| StoreArgs::from_arg_matches(&matches));
-    let args = match parsed {
-        Ok(args) => args,
-        Err(error) => {
-            let _ = error.print();
-            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("Error: {error}");
-            return ExitCode::from(1);
-        }
-    };
     let default_store = pi_runtime::cli::agent_dir(definition).join("sessions").to_string_lossy().into_owned();
-    match runtime.block_on(store_command(args.command, &default_store)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("Error: {error}");
-            ExitCode::from(1)
-        }
-    }
+    super::run_subcommand(&definition.name, "store", raw, |args: StoreArgs| async move {
+        store_command(args.command, &default_store).await
+    })
 }
 
 async fn store_command(command: StoreCommand, default_store: &str) -> Result<(), StoreError> {

@@ -4,7 +4,6 @@
 
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Parser;
 
@@ -16,7 +15,7 @@ use crate::worker::{ClusterArgs, ClusterError};
 
 #[derive(Debug, Parser)]
 #[command(no_binary_name = true, about = "Send prompts to a session on Temporal and print its events as JSON lines")]
-struct SubmitArgs {
+pub(super) struct SubmitArgs {
     #[command(flatten)]
     cluster: ClusterArgs,
     /// Continue this session (default: a new one)
@@ -51,32 +50,8 @@ struct SubmitArgs {
     messages: Vec<String>,
 }
 
-/// Runs `<agent> submit ARGS`; returns the exit code.
-pub fn run_submit_command(raw: &[String]) -> ExitCode {
-    let args = match SubmitArgs::try_parse_from(raw) {
-        Ok(args) => args,
-        Err(error) => {
-            let _ = error.print();
-            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("Error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(submit(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("Error: {error}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-async fn submit(args: SubmitArgs) -> Result<(), ClusterError> {
+/// Runs `<agent> submit ARGS`.
+pub(super) async fn submit(args: SubmitArgs) -> Result<(), ClusterError> {
     let client = SessionClient::connect(&args.cluster).await?;
     let id = match &args.session {
         Some(id) => id.clone(),

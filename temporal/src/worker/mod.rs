@@ -49,7 +49,7 @@ pub struct ClusterArgs {
 
 #[derive(Debug, Parser)]
 #[command(no_binary_name = true, about = "Run session workflows and their model and tool steps for Temporal")]
-struct WorkerArgs {
+pub struct WorkerArgs {
     #[command(flatten)]
     cluster: ClusterArgs,
     /// The workspace whose tools this worker runs (sessions name theirs when they start)
@@ -88,41 +88,18 @@ pub async fn connect(cluster: &ClusterArgs) -> Result<Client, ClusterError> {
         .map_err(|error| unreachable(error.to_string()))
 }
 
-/// Runs `<agent> worker ARGS` until interrupted; returns the exit code.
-pub fn run_worker_command(
+/// Runs `<agent> worker ARGS` until interrupted (SIGINT or SIGTERM), then stops the workers.
+pub async fn run_worker(
     definition: AgentDefinition,
     rust_tools: Vec<Arc<dyn AgentTool>>,
     extensions: Extensions,
-    raw: &[String],
-) -> std::process::ExitCode {
-    let args = match WorkerArgs::try_parse_from(raw) {
-        Ok(args) => args,
-        Err(error) => {
-            let _ = error.print();
-            return std::process::ExitCode::from(if error.use_stderr() { 2 } else { 0 });
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("Error: cannot start the async runtime: {error}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    let outcome = runtime.block_on(async move {
-        let local = tokio::task::LocalSet::new();
-        local.run_until(run_worker(definition, rust_tools, extensions, args)).await
-    });
-    match outcome {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("Error: {error}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    args: WorkerArgs,
+) -> Result<(), ClusterError> {
+    // Temporal's workers are not `Send`: they run on a local set.
+    tokio::task::LocalSet::new().run_until(serve_queues(definition, rust_tools, extensions, args)).await
 }
 
-async fn run_worker(
+async fn serve_queues(
     definition: AgentDefinition,
     rust_tools: Vec<Arc<dyn AgentTool>>,
     extensions: Extensions,

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use pi_runtime::AgentDefinition;
 use pi_runtime::agent_session::{AgentSession, SessionEventSink};
@@ -63,7 +64,10 @@ impl StepHost {
         let stored = self.stored(session_id).await?;
         std::fs::create_dir_all(&self.scratch)
             .map_err(|source| StepError::Scratch { path: self.scratch.clone(), source })?;
-        let path = self.scratch.join(format!("{session_id}.{}.jsonl", std::process::id()));
+        // A file per step: two steps of one session may overlap in a worker (a retry beside a late attempt).
+        static STEPS: AtomicU64 = AtomicU64::new(0);
+        let step = STEPS.fetch_add(1, Ordering::Relaxed);
+        let path = self.scratch.join(format!("{session_id}.{step}.jsonl"));
         std::fs::write(&path, stored.to_text()).map_err(|source| StepError::Scratch { path: path.clone(), source })?;
         let (sender, publisher) = self.publisher(session_id, event_base);
         let only_events = sender.clone();
@@ -77,8 +81,15 @@ impl StepHost {
         let cwd = PathBuf::from(&stored.header.cwd);
         let opened =
             open_step_session(&self.definition, flags, &cwd, self.rust_tools.clone(), self.extensions.clone(), emit)
-                .await
-                .map_err(|error| StepError::Open { session: session_id.to_owned(), message: error.to_string() })?;
+                .await;
+        let opened = match opened {
+            Ok(opened) => opened,
+            Err(error) => {
+                let _ = std::fs::remove_file(&path);
+                let _ = sender.send(None);
+                return Err(StepError::Open { session: session_id.to_owned(), message: error.to_string() });
+            }
+        };
         let level = opened.agent().pi_compat();
         let agent_events = sender.clone();
         opened.subscribe(move |event: &AgentEvent| {
