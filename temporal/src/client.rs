@@ -13,7 +13,7 @@ use temporalio_client::{
 use crate::flow::SessionInput;
 use crate::store::{EventBus, HeaderLine, PostgresStore, SessionStore};
 use crate::worker::workflow::{SessionStart, SessionStatus, SessionWorkflow};
-use crate::worker::{ClusterArgs, ClusterError, SESSIONS_QUEUE, connect, tool_queue};
+use crate::worker::{ClusterArgs, ClusterError, connect};
 
 /// A session's run settings: the agent's flags and the workspace whose worker runs its tools.
 #[derive(Debug, Clone, Default)]
@@ -29,14 +29,18 @@ pub struct SessionClient {
     client: Client,
     store: PostgresStore,
     bus: EventBus,
+    cluster: ClusterArgs,
+    /// The agent whose sessions these are (its task queues are named after it).
+    agent: String,
 }
 
 impl SessionClient {
-    pub async fn connect(cluster: &ClusterArgs) -> Result<Self, ClusterError> {
+    /// Connects to `cluster` for the sessions of agent `agent` (its name).
+    pub async fn connect(cluster: &ClusterArgs, agent: &str) -> Result<Self, ClusterError> {
         let store = PostgresStore::connect(&cluster.store).await?;
         let bus = store.event_bus();
         let client = connect(cluster).await?;
-        Ok(Self { client, store, bus })
+        Ok(Self { client, store, bus, cluster: cluster.clone(), agent: agent.to_owned() })
     }
 
     pub fn store(&self) -> &PostgresStore {
@@ -61,11 +65,11 @@ impl SessionClient {
         let start = SessionStart {
             session_id: id.to_owned(),
             argv: settings.argv.clone(),
-            tool_queue: tool_queue(&settings.workspace),
+            tool_queue: self.cluster.tool_queue(&self.agent, &settings.workspace),
             heartbeat_timeout_secs: settings.heartbeat_timeout_secs,
             carried: None,
         };
-        let options = WorkflowStartOptions::new(SESSIONS_QUEUE, id)
+        let options = WorkflowStartOptions::new(self.cluster.sessions_queue(&self.agent), id)
             .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
             .build();
         let abort = matches!(input, SessionInput::Abort);

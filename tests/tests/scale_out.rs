@@ -19,10 +19,13 @@ async fn mock(script: Value) -> MockLlmServer {
     MockLlmServer::start(script).await.expect("mock server starts")
 }
 
-/// A database and the cluster flags for it.
+/// A database, task queues of its own (the tests of a process share one Temporal server), and the cluster
+/// flags for them.
 fn cluster() -> Vec<String> {
     let store = postgres().new_database();
-    vec!["--temporal-address".into(), temporal().address().to_owned(), "--store".into(), store]
+    let queues = store.rsplit('/').next().expect("the database's name").to_owned();
+    let address = temporal().address().to_owned();
+    vec!["--temporal-address".into(), address, "--store".into(), store, "--task-queue".into(), queues]
 }
 
 /// Where the workers of a test write their stderr (shown when `submit` fails).

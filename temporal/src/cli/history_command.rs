@@ -41,6 +41,7 @@ pub(super) async fn history(args: HistoryArgs) -> Result<(), String> {
         temporal_address: args.temporal_address.clone(),
         namespace: args.namespace.clone(),
         store: String::new(),
+        task_queue: None,
     };
     let client: Client = connect(&cluster).await.map_err(|error: ClusterError| error.to_string())?;
     let json = client

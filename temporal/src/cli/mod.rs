@@ -31,7 +31,10 @@ pub fn run_with_extensions(
     match raw.first().map(String::as_str) {
         Some("store") => store_command::run_store_command(&definition, &raw[1..]),
         Some("history") => run_subcommand(&definition.name, "history", &raw[1..], history_command::history),
-        Some("submit") => run_subcommand(&definition.name, "submit", &raw[1..], submit_command::submit),
+        Some("submit") => {
+            let name = definition.name.clone();
+            run_subcommand(&definition.name, "submit", &raw[1..], |args| submit_command::submit(name, args))
+        }
         Some("worker") => {
             let name = definition.name.clone();
             run_subcommand(&name, "worker", &raw[1..], |args| {

@@ -51,8 +51,8 @@ pub(super) struct SubmitArgs {
 }
 
 /// Runs `<agent> submit ARGS`.
-pub(super) async fn submit(args: SubmitArgs) -> Result<(), ClusterError> {
-    let client = SessionClient::connect(&args.cluster).await?;
+pub(super) async fn submit(agent: String, args: SubmitArgs) -> Result<(), ClusterError> {
+    let client = SessionClient::connect(&args.cluster, &agent).await?;
     let id = match &args.session {
         Some(id) => id.clone(),
         None => {

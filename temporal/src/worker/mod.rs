@@ -21,17 +21,9 @@ use activities::SessionActivities;
 use step_host::StepHost;
 use workflow::SessionWorkflow;
 
-/// The task queue of session workflows and model calls.
-pub const SESSIONS_QUEUE: &str = "pi-sessions";
-
 /// Heartbeats reach the server at least this often, so an abort (a cancelled activity, which a worker
 /// learns of in a heartbeat's answer) takes effect within about this long.
 const HEARTBEAT_THROTTLE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// The task queue whose workers run the tools of sessions in `workspace`.
-pub fn tool_queue(workspace: &str) -> String {
-    format!("pi-tools-{workspace}")
-}
 
 /// Where the Temporal server and the store are (shared by `worker` and the clients).
 #[derive(Debug, Clone, clap::Args)]
@@ -45,6 +37,22 @@ pub struct ClusterArgs {
     /// The session store: postgres://USER@HOST:PORT/DATABASE
     #[arg(long)]
     pub store: String,
+    /// What this agent's task queues are named after (default: the agent's name), so agents sharing a
+    /// Temporal namespace never take each other's work
+    #[arg(long)]
+    pub task_queue: Option<String>,
+}
+
+impl ClusterArgs {
+    /// The task queue of `agent`'s session workflows, model calls and ends of runs.
+    pub fn sessions_queue(&self, agent: &str) -> String {
+        format!("{}-sessions", self.task_queue.as_deref().unwrap_or(agent))
+    }
+
+    /// The task queue whose workers run the tools of `agent`'s sessions in `workspace`.
+    pub fn tool_queue(&self, agent: &str, workspace: &str) -> String {
+        format!("{}-tools-{workspace}", self.task_queue.as_deref().unwrap_or(agent))
+    }
 }
 
 #[derive(Debug, Parser)]
@@ -109,13 +117,15 @@ async fn serve_queues(
     let bus = store.event_bus();
     let client = connect(&args.cluster).await?;
     let scratch = std::env::temp_dir().join(format!("pi-worker-{}", std::process::id()));
+    let sessions_queue = args.cluster.sessions_queue(&definition.name);
+    let tool_queue = args.cluster.tool_queue(&definition.name, &args.workspace);
     let host = Arc::new(StepHost { definition, rust_tools, extensions, store, bus, scratch: scratch.clone() });
     let runtime =
         Runtime::from_current_tokio(Default::default()).map_err(|error| ClusterError::Worker(error.to_string()))?;
     let failed = |error: &dyn std::fmt::Display| ClusterError::Worker(error.to_string());
     let mut workers = Vec::new();
     if !args.tools_only {
-        let options = WorkerOptions::new(SESSIONS_QUEUE)
+        let options = WorkerOptions::new(sessions_queue.clone())
             .max_heartbeat_throttle_interval(HEARTBEAT_THROTTLE)
             .register_workflow::<SessionWorkflow>()
             .map_err(|error| failed(&error))?
@@ -123,13 +133,13 @@ async fn serve_queues(
             .build();
         workers.push(Worker::new(&runtime, client.clone(), options).map_err(|error| failed(&error))?);
     }
-    let tools = WorkerOptions::new(tool_queue(&args.workspace))
+    let tools = WorkerOptions::new(tool_queue.clone())
         .max_heartbeat_throttle_interval(HEARTBEAT_THROTTLE)
         .register_activities(SessionActivities { host })
         .build();
     workers.push(Worker::new(&runtime, client, tools).map_err(|error| failed(&error))?);
     let stops: Vec<_> = workers.iter().map(Worker::shutdown_handle).collect();
-    eprintln!("Worker ready: queue {SESSIONS_QUEUE}, tools of workspace {}", args.workspace);
+    eprintln!("Worker ready: queues {sessions_queue} and {tool_queue}");
     let mut running = Vec::new();
     for mut worker in workers {
         running.push(tokio::task::spawn_local(async move { worker.run().await.map_err(|error| error.to_string()) }));
