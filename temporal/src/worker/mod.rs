@@ -21,8 +21,8 @@ use activities::SessionActivities;
 use step_host::StepHost;
 use workflow::SessionWorkflow;
 
-/// Heartbeats reach the server at least this often, so an abort (a cancelled activity, which a worker
-/// learns of in a heartbeat's answer) takes effect within about this long.
+/// Heartbeats reach the server at least this often, so a session's heartbeat timeout (how soon a dead
+/// worker's step is retried or marked interrupted) holds even when it is long.
 const HEARTBEAT_THROTTLE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Where the Temporal server and the store are (shared by `worker` and the clients).
