@@ -114,12 +114,24 @@ fn event_types(events: &[Value]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_prompt_runs_on_temporal_and_the_session_equals_the_embedded_run() {
+    prompt_equals_the_embedded_run(&[]).await;
+}
+
+/// At pi 1.5's level the session records its system prompt before the prompt: that entry gets an id of
+/// its own, and the prompt and the answer keep theirs.
+#[tokio::test(flavor = "multi_thread")]
+async fn at_pi_1_5_the_opening_system_message_takes_an_id_of_its_own() {
+    prompt_equals_the_embedded_run(&["--pi-compat", "1.5"]).await;
+}
+
+/// A prompt with the agent's `flags`, run embedded (`-p --mode json`) and on Temporal (`submit`): the same
+/// events, the same `agent_end` messages, the same stored session (ids, times and cwd aside).
+async fn prompt_equals_the_embedded_run(flags: &[&str]) {
     let answer = json!({"text": "Hello from the model."});
     let mock = mock(json!([answer, answer])).await;
     let sandbox = Sandbox::new(&mock.base_url());
-    // The embedded run: --mode json, its session file.
-    let embedded =
-        sandbox.run(&scale_agent_bin(), &["-p", "--mode", "json", "--provider", "mock", "--model", "m", "hi"]).await;
+    let embedded_args = [&["-p", "--mode", "json", "--provider", "mock", "--model", "m"], flags, &["hi"]].concat();
+    let embedded = sandbox.run(&scale_agent_bin(), &embedded_args).await;
     assert!(embedded.status.success(), "{}", stderr(&embedded));
     let embedded_events: Vec<Value> =
         stdout(&embedded).lines().map(|line| serde_json::from_str(line).expect("JSON")).collect();
@@ -129,11 +141,26 @@ async fn a_prompt_runs_on_temporal_and_the_session_equals_the_embedded_run() {
 
     let cluster = cluster();
     let _workers = workers(&sandbox, &cluster, 2);
-    let events = submit(&sandbox, &cluster, &["hi"]).await;
+    let flag_args: Vec<String> = flags.iter().map(|flag| format!("--flag={flag}")).collect();
+    let mut submit_args: Vec<&str> = flag_args.iter().map(String::as_str).collect();
+    submit_args.push("hi");
+    let events = submit(&sandbox, &cluster, &submit_args).await;
     assert_eq!(event_types(&events), event_types(&embedded_events), "the same events in the same order");
+    let messages_at_end = |events: &[Value]| {
+        let end = events.iter().find(|event| event["type"] == "agent_end").expect("agent_end");
+        normalized(&end["messages"].to_string())
+    };
+    assert_eq!(messages_at_end(&events), messages_at_end(&embedded_events), "agent_end carries the run's messages");
     let id = events[0]["id"].as_str().expect("the header's session id");
     let stored = export(&sandbox, &cluster, id).await;
-    assert_eq!(normalized(&stored), normalized(&embedded_file), "the stored session is the embedded file");
+    let stored_lines = normalized(&stored);
+    assert_eq!(stored_lines, normalized(&embedded_file), "the stored session is the embedded file");
+    let ids: Vec<String> = stored
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok()?["id"].as_str().map(str::to_owned))
+        .collect();
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "every entry has an id of its own: {ids:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

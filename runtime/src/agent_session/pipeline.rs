@@ -158,11 +158,16 @@ impl AgentSession {
             Ok(()) => self.enforce_output_schema().await,
             Err(error) => Err(error),
         };
+        self.report_settled();
+        outcome
+    }
+
+    /// At level 1.5: `agent_settled` (aborted when the run's last answer was).
+    pub(super) fn report_settled(&self) {
         if self.agent.pi_compat().is_v1_5() {
             let last = self.agent.find_last_message(|message| message.as_assistant().map(|answer| answer.stop_reason));
             (self.emit)(&SessionOnlyEvent::AgentSettled { aborted: last == Some(StopReason::Aborted) });
         }
-        outcome
     }
 
     /// Runs `/name args` when an extension registered `name`; returns whether it did.

@@ -15,8 +15,11 @@ impl AgentSession {
         report
     }
 
-    /// What the session does once a stepped run ended: the compaction check after a run.
+    /// What the session does once a stepped run ended: the compaction check after a run, then (at level
+    /// 1.5) `agent_settled`.
     pub async fn finish_stepped_run(&self) -> Result<(), AgentError> {
-        self.check_compaction_after_run().await
+        let outcome = self.check_compaction_after_run().await;
+        self.report_settled();
+        outcome
     }
 }

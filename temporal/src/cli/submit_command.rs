@@ -75,7 +75,7 @@ pub(super) async fn submit(agent: String, args: SubmitArgs) -> Result<(), Cluste
     print_line(&SessionLines::parse(&stored)?.header.text);
     // Where the session's events stand now: only what the new prompts bring is printed. Step `n` numbers
     // its events after `n * EVENTS_PER_STEP`, so the steps taken so far have numbers up to `(n + 1) * ...`.
-    let steps = client.status(&id).await.map_or(0, |status| status.steps);
+    let (steps, runs) = client.status(&id).await.map_or((0, 0), |status| (status.steps, status.runs));
     let mut watch = client.bus().watch(&id, (steps + 1) * EVENTS_PER_STEP).await?;
     let wanted = args.messages.len();
     for text in args.messages {
@@ -89,6 +89,12 @@ pub(super) async fn submit(agent: String, args: SubmitArgs) -> Result<(), Cluste
         if line.starts_with(r#"{"type":"agent_end""#) {
             ended += 1;
         }
+    }
+    // What the runs' last steps emit after `agent_end` (pi 1.5's `agent_settled`) is kept by the time
+    // the workflow counts the runs ended.
+    client.wait_for_runs(&id, runs + wanted as u64).await?;
+    for (_, line) in watch.kept_since().await? {
+        print_line(&line);
     }
     Ok(())
 }

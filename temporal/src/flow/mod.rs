@@ -92,10 +92,11 @@ pub struct ModelReport {
     pub stop_reason: StopReason,
     /// The ids of the answer's tool calls, in order.
     pub tool_call_ids: Vec<String>,
-    /// Entries the step recorded besides the ones the flow named (the run's opening messages that hooks
-    /// or the session added), in order; they join the run's entries before the answer.
+    /// The message entries the step recorded, in the order it recorded them: the announced ones, those the
+    /// session added itself (pi 1.5's opening system message, a hook's), the answer. They stand for the
+    /// step's part of the run's entries; empty means the named ones, as named.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub added_entries: Vec<String>,
+    pub step_entries: Vec<String>,
 }
 
 /// The flow and the outcome an activity reported disagree (a bug, or a history from another version).
@@ -282,8 +283,10 @@ impl SessionFlow {
         run.state
             .observe(Outcome::Answered { stop_reason: report.stop_reason, tool_calls })
             .map_err(|error| FlowMismatch { waited: error.to_string(), got: "a model answer" })?;
-        if let Some(at) = run.entries.iter().position(|id| Some(id) == run.answer.as_ref()) {
-            run.entries.splice(at..at, report.added_entries.iter().cloned());
+        if !report.step_entries.is_empty() {
+            let named: Vec<&String> = run.pending.messages.iter().map(|input| &input.entry_id).collect();
+            run.entries.retain(|id| !named.contains(&id) && Some(id) != run.answer.as_ref());
+            run.entries.extend(report.step_entries.iter().cloned());
         }
         run.tool_calls = report
             .tool_call_ids

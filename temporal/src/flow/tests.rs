@@ -38,7 +38,7 @@ fn answered(stop_reason: StopReason, calls: &[&str]) -> ModelReport {
     ModelReport {
         stop_reason,
         tool_call_ids: calls.iter().map(|call| (*call).to_owned()).collect(),
-        added_entries: Vec::new(),
+        step_entries: Vec::new(),
     }
 }
 

@@ -236,6 +236,17 @@ pub struct EventWatch {
 }
 
 impl EventWatch {
+    /// The kept events after the last one given out, without waiting for more (what a finished step left).
+    pub async fn kept_since(&mut self) -> Result<Vec<(u64, String)>, StoreError> {
+        let mut kept: Vec<(u64, String)> = self.replay.by_ref().collect();
+        let after = kept.last().map_or(self.last, |(id, _)| *id);
+        kept.extend(self.bus.kept_after(&self.session, after).await?);
+        if let Some((id, _)) = kept.last() {
+            self.last = *id;
+        }
+        Ok(kept)
+    }
+
     /// The next event (its number and JSON line); `None` when the listening connection is gone.
     pub async fn next(&mut self) -> Option<Result<(u64, String), StoreError>> {
         if let Some((id, body)) = self.replay.next() {
