@@ -231,53 +231,92 @@ async fn the_store_command_imports_exports_copies_lists_and_deletes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn events_reach_watchers_on_another_connection_and_kept_ones_replay() {
+async fn events_reach_watchers_on_another_connection_numbered_in_order_and_replay() {
     let url = postgres().new_database();
     // Two replicas: one runs the steps and publishes, the other has the clients.
     let publisher = PostgresStore::connect(&url).await.expect("connects").event_bus();
     let watcher = PostgresStore::connect(&url).await.expect("connects").event_bus();
     let mut watch = watcher.watch("s1", 0).await.expect("watches");
     let big = format!("{{\"type\":\"message_end\",\"text\":\"{}\"}}", "x".repeat(20_000));
-    let events: Vec<(u64, String, bool)> = vec![
-        (1, r#"{"type":"agent_start"}"#.to_owned(), true),
-        (2, r#"{"type":"message_update","delta":"Hel"}"#.to_owned(), false),
-        (3, r#"{"type":"message_update","delta":"lo"}"#.to_owned(), false),
-        (4, big.clone(), true),
-        // Too big to travel in a notification: kept, and fetched by the watcher.
-        (5, format!("{{\"type\":\"message_update\",\"delta\":\"{}\"}}", "y".repeat(9_000)), false),
+    // Publishers name events by numbers of their own (a step's base plus its count); watchers see 1, 2, ...
+    let events: Vec<(u64, String)> = vec![
+        (1001, r#"{"type":"agent_start"}"#.to_owned()),
+        (1002, r#"{"type":"message_update","delta":"Hel"}"#.to_owned()),
+        (1003, r#"{"type":"message_update","delta":"lo"}"#.to_owned()),
+        // Too big to travel in a notification: read back by the watcher.
+        (1004, big.clone()),
     ];
-    for (id, body, kept) in &events {
-        publisher.publish("s1", *id, body, *kept).await.expect("published");
+    publisher.publish_all("s1", &events[..2]).await.expect("published");
+    for (source, body) in &events[2..] {
+        publisher.publish("s1", *source, body).await.expect("published");
     }
-    // Another session's event is not this watch's.
-    publisher.publish("s2", 6, r#"{"type":"agent_start"}"#, true).await.expect("published");
-    for (id, body, _) in &events {
-        let (got_id, got) = next_event(&mut watch).await;
-        assert_eq!((got_id, got.len()), (*id, body.len()));
+    // Another session's event is not this watch's, and has numbers of its own.
+    publisher.publish("s2", 1005, r#"{"type":"agent_start"}"#).await.expect("published");
+    assert_eq!(publisher.last_number("s2").await.expect("asked"), 1);
+    for (number, (_, body)) in (1..).zip(&events) {
+        let (got_number, got) = next_event(&mut watch).await;
+        assert_eq!((got_number, got.len()), (number, body.len()));
         assert_eq!(&got, body);
     }
-    // A step run again publishes the same numbers: kept once, and a watcher gives each number once.
-    publisher.publish("s1", 4, &big, true).await.expect("published again");
-    publisher.publish("s1", 7, r#"{"type":"agent_end"}"#, true).await.expect("published");
-    assert_eq!(next_event(&mut watch).await.0, 7);
-    // A client that reconnects after event 1 gets the kept events it missed (not the deltas), then live ones.
+    // A step run again publishes the same sources: nothing twice, and the numbers go on without a gap.
+    publisher.publish_all("s1", &events[2..]).await.expect("published again");
+    publisher
+        .publish_all("s1", &[(1004, big.clone()), (2001, r#"{"type":"agent_end"}"#.to_owned())])
+        .await
+        .expect("published");
+    assert_eq!(next_event(&mut watch).await, (5, r#"{"type":"agent_end"}"#.to_owned()));
+    assert_eq!(publisher.last_number("s1").await.expect("asked"), 5);
+    // A client that reconnects after event 1 gets every event it missed, then live ones.
     let mut late = watcher.watch("s1", 1).await.expect("watches");
-    let replayed = [next_event(&mut late).await.0, next_event(&mut late).await.0, next_event(&mut late).await.0];
-    assert_eq!(replayed, [4, 5, 7]);
-    publisher.publish("s1", 8, r#"{"type":"message_update","delta":"!"}"#, false).await.expect("published");
-    assert_eq!(next_event(&mut late).await, (8, r#"{"type":"message_update","delta":"!"}"#.to_owned()));
-    assert_eq!(next_event(&mut watch).await.0, 8, "both watchers of the session get it");
-    // Deleting the session deletes the events kept for it: a new watcher from the start replays none.
+    let mut replayed = Vec::new();
+    for _ in 0..4 {
+        replayed.push(next_event(&mut late).await.0);
+    }
+    assert_eq!(replayed, [2, 3, 4, 5]);
+    publisher.publish("s1", 2002, r#"{"type":"message_update","delta":"!"}"#).await.expect("published");
+    assert_eq!(next_event(&mut late).await, (6, r#"{"type":"message_update","delta":"!"}"#.to_owned()));
+    assert_eq!(next_event(&mut watch).await.0, 6, "both watchers of the session get it");
+    // Deleting the session deletes its events: a new watcher from the start replays none, and numbers
+    // start again.
     let store = PostgresStore::connect(&url).await.expect("connects");
     store.delete("s1").await.expect("deleted");
     let mut fresh = watcher.watch("s1", 0).await.expect("watches");
-    publisher.publish("s1", 9, r#"{"type":"agent_start"}"#, true).await.expect("published");
-    assert_eq!(next_event(&mut fresh).await.0, 9);
+    publisher.publish("s1", 1001, r#"{"type":"agent_start"}"#).await.expect("published");
+    assert_eq!(next_event(&mut fresh).await, (1, r#"{"type":"agent_start"}"#.to_owned()));
     // An id longer than a Postgres name gets a channel all the same.
     let long = "imported-".repeat(10);
     let mut long_watch = watcher.watch(&long, 0).await.expect("watches");
-    publisher.publish(&long, 1, r#"{"type":"agent_start"}"#, false).await.expect("published");
+    publisher.publish(&long, 7, r#"{"type":"agent_start"}"#).await.expect("published");
     assert_eq!(next_event(&mut long_watch).await.0, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn publishers_racing_over_the_same_events_number_each_once_without_gaps() {
+    let url = postgres().new_database();
+    let bus = PostgresStore::connect(&url).await.expect("connects").event_bus();
+    let events: Vec<(u64, String)> = (1..=50).map(|source| (source, format!("{{\"n\":{source}}}"))).collect();
+    // Four publishers (a step and its retries) send overlapping runs of the same events at once.
+    let tasks: Vec<_> = (0..4)
+        .map(|offset| {
+            let (bus, events) = (bus.clone(), events.clone());
+            tokio::spawn(async move {
+                for chunk in events[offset * 5..].chunks(7) {
+                    bus.publish_all("race", chunk).await.expect("published");
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("publisher");
+    }
+    assert_eq!(bus.last_number("race").await.expect("asked"), 50);
+    let mut watch = bus.watch("race", 0).await.expect("watches");
+    let mut seen = std::collections::HashSet::new();
+    for number in 1..=50 {
+        let (got, body) = next_event(&mut watch).await;
+        assert_eq!(got, number);
+        assert!(seen.insert(body.clone()), "{body} twice");
+    }
 }
 
 async fn next_event(watch: &mut pi_temporal::store::EventWatch) -> (u64, String) {
@@ -298,7 +337,7 @@ async fn an_abort_notice_reaches_the_step_listening_and_no_event_watcher() {
     let mut events = worker.event_bus().watch(session, 0).await.expect("watches");
     api.event_bus().request_abort(session).await.expect("asks");
     tokio::time::timeout(std::time::Duration::from_secs(10), notices.requested()).await.expect("the notice arrives");
-    api.event_bus().publish(session, 1, r#"{"type":"agent_end"}"#, true).await.expect("published");
+    api.event_bus().publish(session, 1, r#"{"type":"agent_end"}"#).await.expect("published");
     let (number, _) = events.next().await.expect("an event").expect("no error");
     assert_eq!(number, 1, "the abort notice is not an event");
 }

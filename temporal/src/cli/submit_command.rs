@@ -10,7 +10,6 @@ use clap::Parser;
 use crate::client::{SessionClient, SessionSettings};
 use crate::flow::SessionInput;
 use crate::store::{SessionLines, SessionStore};
-use crate::worker::workflow::EVENTS_PER_STEP;
 use crate::worker::{ClusterArgs, ClusterError};
 
 #[derive(Debug, Parser)]
@@ -73,10 +72,9 @@ pub(super) async fn submit(agent: String, args: SubmitArgs) -> Result<(), Cluste
     }
     let stored = client.store().export(&id).await?.ok_or_else(|| ClusterError::Worker(format!("no session {id}")))?;
     print_line(&SessionLines::parse(&stored)?.header.text);
-    // Where the session's events stand now: only what the new prompts bring is printed. Step `n` numbers
-    // its events after `n * EVENTS_PER_STEP`, so the steps taken so far have numbers up to `(n + 1) * ...`.
-    let (steps, runs) = client.status(&id).await.map_or((0, 0), |status| (status.steps, status.runs));
-    let mut watch = client.bus().watch(&id, (steps + 1) * EVENTS_PER_STEP).await?;
+    // Where the session's events stand now: only what the new prompts bring is printed.
+    let runs = client.status(&id).await.map_or(0, |status| status.runs);
+    let mut watch = client.bus().watch(&id, client.bus().last_number(&id).await?).await?;
     let wanted = args.messages.len();
     for text in args.messages {
         client.send(&id, &settings, SessionInput::Prompt { text, images: Vec::new() }).await?;

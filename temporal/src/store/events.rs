@@ -1,10 +1,10 @@
 //! A session's events across machines, through Postgres: whoever runs a step publishes its events, and
 //! every API replica with a client on that session receives them at once through `LISTEN`/`NOTIFY` (one
-//! channel per session, listened to while someone watches it). Deltas are only sent; every other event is
-//! also kept (`pi_session_events`), so a client that reconnects gets what it missed, the deltas aside
-//! (each `message_end` holds the whole message). An event too big for a notification is kept and the
-//! notification names it. Events are numbered by the publisher; a number is stored once, so a step that
-//! runs again publishes nothing twice.
+//! channel per session, listened to while someone watches it). Every event is also kept (`pi_events`), so a
+//! client that reconnects gets what it missed. The session's events are numbered 1, 2, 3, ... in the order
+//! they were published, as embedded `serve` numbers them; a publisher names each event by a number of its
+//! own (its source), which is stored once, so a step that runs again publishes nothing twice. An event too
+//! big for a notification travels as its number alone and is read back.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -61,30 +61,89 @@ impl EventBus {
         Self { pool, config, listener: Arc::default() }
     }
 
-    /// Sends event `id` (a JSON line) of `session` to everyone watching it; a `kept` event (anything but a
-    /// delta) is also stored for those who reconnect.
-    pub async fn publish(&self, session: &str, id: u64, body: &str, kept: bool) -> Result<(), StoreError> {
+    /// Sends event `source` (a JSON line; `source` is the publisher's own number for it) of `session` to
+    /// everyone watching it, and keeps it; an event published before under the same source is skipped.
+    pub async fn publish(&self, session: &str, source: u64, body: &str) -> Result<(), StoreError> {
+        self.publish_all(session, &[(source, body.to_owned())]).await
+    }
+
+    /// [`EventBus::publish`] for several events at once, in order, in one transaction.
+    pub async fn publish_all(&self, session: &str, events: &[(u64, String)]) -> Result<(), StoreError> {
+        check_session_id(session)?;
+        if events.is_empty() {
+            return Ok(());
+        }
+        let sources = events
+            .iter()
+            .map(|(source, _)| {
+                i64::try_from(*source).map_err(|_| StoreError::invalid(format!("event number {source} is too big")))
+            })
+            .collect::<Result<Vec<i64>, _>>()?;
+        let mut client = pooled_client(&self.pool).await?;
+        let transaction = client.transaction().await.map_err(postgres_error)?;
+        // The session's counter row is locked first, so publishers of one session take turns, and one that
+        // repeats a step sees what the other stored.
+        let last: i64 = transaction
+            .query_one(
+                "INSERT INTO pi_event_counters (session_id, last) VALUES ($1, 0)
+                 ON CONFLICT (session_id) DO UPDATE SET last = pi_event_counters.last RETURNING last",
+                &[&session],
+            )
+            .await
+            .map_err(postgres_error)?
+            .get(0);
+        let published: Vec<i64> = transaction
+            .query("SELECT source FROM pi_events WHERE session_id = $1 AND source = ANY($2)", &[&session, &sources])
+            .await
+            .map_err(postgres_error)?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let (mut numbers, mut new_sources, mut bodies, mut payloads) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for ((_, body), source) in events.iter().zip(&sources) {
+            if published.contains(source) || new_sources.contains(source) {
+                continue;
+            }
+            let number = last + 1 + i64::try_from(numbers.len()).unwrap_or(i64::MAX - last - 1);
+            let whole = format!("{number} {body}");
+            payloads.push(if whole.len() < NOTIFY_LIMIT { whole } else { number.to_string() });
+            numbers.push(number);
+            new_sources.push(*source);
+            bodies.push(body.as_str());
+        }
+        let Some(&last_number) = numbers.last() else { return Ok(()) };
+        transaction
+            .execute(
+                "INSERT INTO pi_events (session_id, number, source, body)
+                 SELECT $1::text, * FROM unnest($2::bigint[], $3::bigint[], $4::text[])",
+                &[&session, &numbers, &new_sources, &bodies],
+            )
+            .await
+            .map_err(postgres_error)?;
+        transaction
+            .execute("UPDATE pi_event_counters SET last = $2 WHERE session_id = $1", &[&session, &last_number])
+            .await
+            .map_err(postgres_error)?;
+        // Notifications leave at commit, in the order they were made.
+        transaction
+            .execute(
+                "SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS p(payload, n) ORDER BY n",
+                &[&channel_name(session), &payloads],
+            )
+            .await
+            .map_err(postgres_error)?;
+        transaction.commit().await.map_err(postgres_error)
+    }
+
+    /// The number of the session's last event (0 before the first).
+    pub async fn last_number(&self, session: &str) -> Result<u64, StoreError> {
         check_session_id(session)?;
         let client = pooled_client(&self.pool).await?;
-        let channel = channel_name(session);
-        let whole = format!("{id} {body}");
-        let fits = whole.len() < NOTIFY_LIMIT;
-        let payload = if fits { whole } else { id.to_string() };
-        let number = i64::try_from(id).map_err(|_| StoreError::invalid(format!("event number {id} is too big")))?;
-        if kept || !fits {
-            // One statement: the row and the notification commit together (a notification leaves at commit).
-            client
-                .execute(
-                    "WITH kept AS (INSERT INTO pi_session_events (session_id, event_id, body) VALUES ($1, $2, $3)
-                     ON CONFLICT DO NOTHING) SELECT pg_notify($4, $5)",
-                    &[&session, &number, &body, &channel, &payload],
-                )
-                .await
-                .map_err(postgres_error)?;
-        } else {
-            client.execute("SELECT pg_notify($1, $2)", &[&channel, &payload]).await.map_err(postgres_error)?;
-        }
-        Ok(())
+        let row = client
+            .query_opt("SELECT last FROM pi_event_counters WHERE session_id = $1", &[&session])
+            .await
+            .map_err(postgres_error)?;
+        Ok(row.map_or(0, |row| u64::try_from(row.get::<_, i64>(0)).unwrap_or(0)))
     }
 
     /// Asks whoever runs a step of `session` now to abort it. The notice travels on the session's channel as
@@ -117,7 +176,7 @@ impl EventBus {
         }
     }
 
-    /// Watches `session`: first the kept events numbered after `after`, then live ones as they come.
+    /// Watches `session`: first the events numbered after `after`, then live ones as they come.
     pub async fn watch(&self, session: &str, after: u64) -> Result<EventWatch, StoreError> {
         check_session_id(session)?;
         let listener = self.listener().await?;
@@ -139,7 +198,7 @@ impl EventBus {
         let after = i64::try_from(after).unwrap_or(i64::MAX);
         let rows = client
             .query(
-                "SELECT event_id, body FROM pi_session_events WHERE session_id = $1 AND event_id > $2 ORDER BY event_id",
+                "SELECT number, body FROM pi_events WHERE session_id = $1 AND number > $2 ORDER BY number",
                 &[&session, &after],
             )
             .await
@@ -151,10 +210,7 @@ impl EventBus {
         let client = pooled_client(&self.pool).await?;
         let number = i64::try_from(id).unwrap_or(i64::MAX);
         let row = client
-            .query_opt(
-                "SELECT body FROM pi_session_events WHERE session_id = $1 AND event_id = $2",
-                &[&session, &number],
-            )
+            .query_opt("SELECT body FROM pi_events WHERE session_id = $1 AND number = $2", &[&session, &number])
             .await
             .map_err(postgres_error)?;
         Ok(row.map(|row| row.get(0)))
@@ -260,7 +316,7 @@ impl EventWatch {
             };
             let live = match received {
                 Ok(live) => live,
-                // Too slow: what was missed is read back from the kept events (deltas are lost).
+                // Too slow: what was missed is read back from the kept events.
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     match self.bus.kept_after(&self.session, self.last).await {
                         Ok(kept) => {

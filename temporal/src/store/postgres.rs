@@ -28,12 +28,19 @@ CREATE TABLE IF NOT EXISTS pi_session_lines (
     PRIMARY KEY (session_id, seq)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS pi_session_lines_entry ON pi_session_lines (session_id, entry_id);
-CREATE TABLE IF NOT EXISTS pi_session_events (
-    session_id text NOT NULL,
-    event_id bigint NOT NULL,
-    body text NOT NULL,
-    PRIMARY KEY (session_id, event_id)
+DROP TABLE IF EXISTS pi_session_events;
+CREATE TABLE IF NOT EXISTS pi_event_counters (
+    session_id text PRIMARY KEY,
+    last bigint NOT NULL
 );
+CREATE TABLE IF NOT EXISTS pi_events (
+    session_id text NOT NULL,
+    number bigint NOT NULL,
+    source bigint NOT NULL,
+    body text NOT NULL,
+    PRIMARY KEY (session_id, number)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS pi_events_source ON pi_events (session_id, source);
 ";
 
 /// The advisory lock key the schema is created under ("pi-store" in ASCII).
@@ -216,10 +223,10 @@ impl SessionStore for PostgresStore {
         // Its lines go with it (a foreign key's cascade), and so do the events kept for its clients.
         let deleted =
             transaction.execute("DELETE FROM pi_sessions WHERE id = $1", &[&id]).await.map_err(postgres_error)?;
-        transaction
-            .execute("DELETE FROM pi_session_events WHERE session_id = $1", &[&id])
-            .await
-            .map_err(postgres_error)?;
+        for table in ["pi_events", "pi_event_counters"] {
+            let statement = format!("DELETE FROM {table} WHERE session_id = $1");
+            transaction.execute(&statement, &[&id]).await.map_err(postgres_error)?;
+        }
         transaction.commit().await.map_err(postgres_error)?;
         Ok(deleted > 0)
     }

@@ -111,11 +111,33 @@ impl StepHost {
         let (bus, session) = (self.bus.clone(), session_id.to_owned());
         let task = tokio::spawn(async move {
             let mut number = base;
-            while let Some(Some(line)) = lines.recv().await {
-                number += 1;
-                let kept = !is_delta(&line);
-                if let Err(error) = bus.publish(&session, number, &line, kept).await {
-                    eprintln!("Warning: an event of session {session} was not published: {error}");
+            let mut ended = false;
+            while !ended {
+                // What waits goes out together: one transaction however many events a busy step made.
+                let mut batch = Vec::new();
+                match lines.recv().await {
+                    Some(Some(line)) => batch.push(line),
+                    Some(None) | None => break,
+                }
+                while batch.len() < PUBLISH_BATCH {
+                    match lines.try_recv() {
+                        Ok(Some(line)) => batch.push(line),
+                        Ok(None) | Err(mpsc::error::TryRecvError::Disconnected) => {
+                            ended = true;
+                            break;
+                        }
+                        Err(mpsc::error::TryRecvError::Empty) => break,
+                    }
+                }
+                let events: Vec<(u64, String)> = batch
+                    .into_iter()
+                    .map(|line| {
+                        number += 1;
+                        (number, line)
+                    })
+                    .collect();
+                if let Err(error) = bus.publish_all(&session, &events).await {
+                    eprintln!("Warning: events of session {session} were not published: {error}");
                 }
             }
         });
@@ -151,7 +173,5 @@ impl OpenStep {
     }
 }
 
-/// Whether an event line is a delta (`message_update`, `tool_execution_update`): sent live, never kept.
-fn is_delta(line: &str) -> bool {
-    line.starts_with(r#"{"type":"message_update""#) || line.starts_with(r#"{"type":"tool_execution_update""#)
-}
+/// The most events one transaction publishes.
+const PUBLISH_BATCH: usize = 256;
