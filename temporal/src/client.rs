@@ -16,13 +16,17 @@ use crate::worker::workflow::{SessionStart, SessionStatus, SessionWorkflow};
 use crate::worker::{ClusterArgs, ClusterError, connect};
 
 /// A session's run settings: the agent's flags and the workspace whose worker runs its tools.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionSettings {
     pub argv: Vec<String>,
     pub workspace: String,
     /// Seconds without a heartbeat after which a step's worker is taken as dead (`None`: 10).
     pub heartbeat_timeout_secs: Option<u64>,
 }
+
+/// The publisher's number of a session's header event (steps name theirs after `2^24`).
+const HEADER_EVENT: u64 = 0;
 
 /// A connection to the cluster: Temporal, the store and the event bus.
 pub struct SessionClient {
@@ -57,7 +61,25 @@ impl SessionClient {
         let header = SessionHeader::new(id.clone(), iso_timestamp_now(), cwd.to_string_lossy());
         let text = serde_json::to_string(&header).map_err(|error| ClusterError::Worker(error.to_string()))?;
         self.store.append(&HeaderLine::parse(&text)?, &[]).await?;
+        self.publish_header(&id, &text).await?;
         Ok(id)
+    }
+
+    /// Publishes a session's header as its first event (as `--mode json` and embedded `serve` begin).
+    pub async fn publish_header(&self, id: &str, header: &str) -> Result<(), ClusterError> {
+        Ok(self.bus.publish(id, HEADER_EVENT, header).await?)
+    }
+
+    /// Keeps the settings session `id` runs with (used whenever its workflow starts).
+    pub async fn save_settings(&self, id: &str, settings: &SessionSettings) -> Result<(), ClusterError> {
+        let text = serde_json::to_string(settings).map_err(|error| ClusterError::Worker(error.to_string()))?;
+        Ok(self.store.save_settings(id, &text).await?)
+    }
+
+    /// The settings kept for session `id`.
+    pub async fn settings(&self, id: &str) -> Result<Option<SessionSettings>, ClusterError> {
+        let Some(text) = self.store.settings(id).await? else { return Ok(None) };
+        serde_json::from_str(&text).map(Some).map_err(|error| ClusterError::Worker(format!("session {id}: {error}")))
     }
 
     /// Sends `input` to session `id`, starting its workflow with `settings` when it is not running.

@@ -4,5 +4,6 @@
 pub mod cli;
 pub mod client;
 pub mod flow;
+pub mod serve_engine;
 pub mod store;
 pub mod worker;

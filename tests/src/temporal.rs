@@ -91,3 +91,24 @@ fn wait_until_ready(process: &mut Child, address: &str) -> bool {
     }
     false
 }
+
+/// A database and task queues of a test's own (the tests of a process share one Temporal server and one
+/// Postgres), as the cluster flags of `pi-scale`: `--temporal-address A --store URL --task-queue Q`.
+pub fn cluster_flags() -> Vec<String> {
+    let store = crate::postgres::postgres().new_database();
+    let queues = store.rsplit('/').next().unwrap_or("pi").to_owned();
+    let address = temporal().address().to_owned();
+    vec!["--temporal-address".into(), address, "--store".into(), store, "--task-queue".into(), queues]
+}
+
+/// Starts `count` `pi-scale worker`s on the cluster `flags` name, logging to `log` (killed when dropped).
+pub fn start_workers(
+    sandbox: &crate::Sandbox,
+    flags: &[String],
+    count: usize,
+    log: &std::path::Path,
+) -> Vec<tokio::process::Child> {
+    let mut args = vec!["worker"];
+    args.extend(flags.iter().map(String::as_str));
+    (0..count).map(|_| sandbox.spawn_logged(&crate::scale_agent_bin(), &args, log)).collect()
+}

@@ -6,8 +6,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use pi_gen_tests::postgres::postgres;
-use pi_gen_tests::temporal::temporal;
+use pi_gen_tests::temporal::{cluster_flags, start_workers};
 use pi_gen_tests::{Sandbox, scale_agent_bin, stderr, stdout};
 use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::{Value, json};
@@ -19,13 +18,8 @@ async fn mock(script: Value) -> MockLlmServer {
     MockLlmServer::start(script).await.expect("mock server starts")
 }
 
-/// A database, task queues of its own (the tests of a process share one Temporal server), and the cluster
-/// flags for them.
 fn cluster() -> Vec<String> {
-    let store = postgres().new_database();
-    let queues = store.rsplit('/').next().expect("the database's name").to_owned();
-    let address = temporal().address().to_owned();
-    vec!["--temporal-address".into(), address, "--store".into(), store, "--task-queue".into(), queues]
+    cluster_flags()
 }
 
 /// Where the workers of a test write their stderr (shown when `submit` fails).
@@ -35,9 +29,7 @@ fn worker_log(sandbox: &Sandbox) -> std::path::PathBuf {
 
 /// Starts `count` workers on the cluster (killed when dropped).
 fn workers(sandbox: &Sandbox, cluster: &[String], count: usize) -> Vec<tokio::process::Child> {
-    let mut args = vec!["worker"];
-    args.extend(cluster.iter().map(String::as_str));
-    (0..count).map(|_| sandbox.spawn_logged(&scale_agent_bin(), &args, &worker_log(sandbox))).collect()
+    start_workers(sandbox, cluster, count, &worker_log(sandbox))
 }
 
 /// `pi-scale submit` with the mock model; the event lines it printed.

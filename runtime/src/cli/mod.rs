@@ -32,7 +32,7 @@ mod resolve;
 mod resources;
 pub mod rpc;
 mod run_defaults;
-mod serve;
+pub mod serve;
 mod session_select;
 mod settings;
 mod settings_store;

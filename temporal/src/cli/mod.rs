@@ -1,8 +1,9 @@
 //! The command line of an agent built with `--features temporal`: the subcommands scale-out adds
-//! (`store`, `worker`, `submit`, `history`), in front of the agent's usual command line, which gets every
+//! (`store`, `worker`, `submit`, `history`, and `serve --engine temporal`), in front of the agent's usual command line, which gets every
 //! other invocation unchanged.
 
 mod history_command;
+mod serve_engine;
 mod store_command;
 mod submit_command;
 
@@ -34,6 +35,9 @@ pub fn run_with_extensions(
         Some("submit") => {
             let name = definition.name.clone();
             run_subcommand(&definition.name, "submit", &raw[1..], |args| submit_command::submit(name, args))
+        }
+        Some("serve") if serve_engine::wants_temporal(&raw[1..]) => {
+            serve_engine::run_serve(definition, &raw[1..], rust_tools, extensions)
         }
         Some("worker") => {
             let name = definition.name.clone();

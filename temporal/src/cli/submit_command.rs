@@ -77,7 +77,7 @@ pub(super) async fn submit(agent: String, args: SubmitArgs) -> Result<(), Cluste
     let mut watch = client.bus().watch(&id, client.bus().last_number(&id).await?).await?;
     let wanted = args.messages.len();
     for text in args.messages {
-        client.send(&id, &settings, SessionInput::Prompt { text, images: Vec::new() }).await?;
+        client.send(&id, &settings, SessionInput::Prompt { text, images: Vec::new(), idempotency_key: None }).await?;
     }
     let mut ended = 0;
     while ended < wanted {

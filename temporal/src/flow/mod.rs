@@ -40,6 +40,9 @@ pub enum SessionInput {
     Prompt {
         text: String,
         images: Vec<serde_json::Value>,
+        /// A prompt sent again under a key the session has seen is dropped (a client's retry).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idempotency_key: Option<String>,
     },
     Steer {
         text: String,
@@ -119,7 +122,13 @@ pub struct SessionFlow {
     run: Option<Run>,
     /// Turns completed since this workflow run began (for continue-as-new).
     turns: u32,
+    /// The idempotency keys of the latest prompts (the oldest are forgotten first).
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    keys: VecDeque<String>,
 }
+
+/// Idempotency keys a session remembers.
+const REMEMBERED_KEYS: usize = 1024;
 
 /// A run under way.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -191,7 +200,18 @@ impl SessionFlow {
     pub fn receive(&mut self, input: SessionInput, new_id: &mut dyn FnMut() -> String) {
         let mut user = |text: String, images: Vec<serde_json::Value>| UserInput { entry_id: new_id(), text, images };
         match input {
-            SessionInput::Prompt { text, images } => self.prompts.push_back(user(text, images)),
+            SessionInput::Prompt { text, images, idempotency_key } => {
+                if let Some(key) = idempotency_key {
+                    if self.keys.contains(&key) {
+                        return;
+                    }
+                    if self.keys.len() == REMEMBERED_KEYS {
+                        self.keys.pop_front();
+                    }
+                    self.keys.push_back(key);
+                }
+                self.prompts.push_back(user(text, images));
+            }
             SessionInput::Steer { text, images } => self.steering.push_back(user(text, images)),
             SessionInput::FollowUp { text, images } => self.follow_ups.push_back(user(text, images)),
             SessionInput::Abort => {

@@ -19,7 +19,7 @@ impl Ids {
 }
 
 fn prompt(text: &str) -> SessionInput {
-    SessionInput::Prompt { text: text.to_owned(), images: Vec::new() }
+    SessionInput::Prompt { text: text.to_owned(), images: Vec::new(), idempotency_key: None }
 }
 
 fn steer(text: &str) -> SessionInput {
@@ -200,4 +200,18 @@ fn the_flow_survives_serialization_mid_run() {
     assert_eq!(restored.next_action(&mut ids.next()), before);
     restored.tools_ran().expect("ran");
     assert!(matches!(restored.next_action(&mut ids.next()), Action::CallModel { .. }));
+}
+
+#[test]
+fn a_prompt_sent_again_under_its_key_is_dropped() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    let keyed = |text: &str| SessionInput::Prompt {
+        text: text.to_owned(),
+        images: Vec::new(),
+        idempotency_key: Some("key-1".to_owned()),
+    };
+    flow.receive(keyed("go"), &mut ids.next());
+    flow.receive(keyed("go"), &mut ids.next());
+    flow.receive(prompt("other"), &mut ids.next());
+    assert_eq!(flow.queued_counts().0, 2, "the repeated key queued nothing");
 }

@@ -124,11 +124,17 @@ impl JsonlStore {
                 let header = read_session_header(&path)?;
                 let text = std::fs::read(&path).ok()?;
                 let lines = text.split(|byte| *byte == b'\n').filter(|line| !line.is_empty()).count();
+                let modified = std::fs::metadata(&path)
+                    .and_then(|metadata| metadata.modified())
+                    .ok()
+                    .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |elapsed| elapsed.as_secs());
                 Some(StoredSession {
                     id: header.id,
                     cwd: header.cwd,
                     created: header.timestamp,
                     entries: lines.saturating_sub(1) as u64,
+                    modified,
                 })
             })
             .collect();

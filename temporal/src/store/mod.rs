@@ -55,6 +55,8 @@ pub struct StoredSession {
     pub created: String,
     /// Entry lines stored (the header not counted).
     pub entries: u64,
+    /// Seconds since the Unix epoch of the last change.
+    pub modified: u64,
 }
 
 /// Sessions kept as pi's lines.

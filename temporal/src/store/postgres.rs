@@ -28,6 +28,10 @@ CREATE TABLE IF NOT EXISTS pi_session_lines (
     PRIMARY KEY (session_id, seq)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS pi_session_lines_entry ON pi_session_lines (session_id, entry_id);
+CREATE TABLE IF NOT EXISTS pi_session_settings (
+    session_id text PRIMARY KEY REFERENCES pi_sessions (id) ON DELETE CASCADE,
+    settings text NOT NULL
+);
 DROP TABLE IF EXISTS pi_session_events;
 CREATE TABLE IF NOT EXISTS pi_event_counters (
     session_id text PRIMARY KEY,
@@ -95,6 +99,37 @@ impl PostgresStore {
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         pooled_client(&self.pool).await
+    }
+
+    /// Whether session `id` is stored.
+    pub async fn exists(&self, id: &str) -> Result<bool, StoreError> {
+        let client = self.client().await?;
+        let row = client.query_opt("SELECT 1 FROM pi_sessions WHERE id = $1", &[&id]).await.map_err(postgres_error)?;
+        Ok(row.is_some())
+    }
+
+    /// Keeps what a stored session runs with (its engine's settings, as text), replacing what was kept.
+    pub async fn save_settings(&self, id: &str, settings: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO pi_session_settings (session_id, settings) VALUES ($1, $2)
+                 ON CONFLICT (session_id) DO UPDATE SET settings = EXCLUDED.settings",
+                &[&id, &settings],
+            )
+            .await
+            .map_err(postgres_error)?;
+        Ok(())
+    }
+
+    /// What session `id` runs with, if anything was kept.
+    pub async fn settings(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt("SELECT settings FROM pi_session_settings WHERE session_id = $1", &[&id])
+            .await
+            .map_err(postgres_error)?;
+        Ok(row.map(|row| row.get(0)))
     }
 
     async fn create_schema(&self) -> Result<(), StoreError> {
@@ -203,7 +238,11 @@ impl SessionStore for PostgresStore {
     async fn list(&self) -> Result<Vec<StoredSession>, StoreError> {
         let client = self.client().await?;
         let rows = client
-            .query("SELECT id, cwd, created, next_seq - 1 FROM pi_sessions ORDER BY created DESC, id", &[])
+            .query(
+                "SELECT id, cwd, created, next_seq - 1, extract(epoch FROM modified)::bigint FROM pi_sessions
+                 ORDER BY created DESC, id",
+                &[],
+            )
             .await
             .map_err(postgres_error)?;
         Ok(rows
@@ -213,6 +252,7 @@ impl SessionStore for PostgresStore {
                 cwd: row.get(1),
                 created: row.get(2),
                 entries: u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
+                modified: u64::try_from(row.get::<_, i64>(4)).unwrap_or(0),
             })
             .collect())
     }

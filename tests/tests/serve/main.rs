@@ -21,6 +21,66 @@ async fn serve(sandbox: &Sandbox, args: &[&str]) -> Server {
     Server::start(sandbox, &agent_binary("pi"), &all, Some("s3cret-token")).await
 }
 
+/// What runs the sessions behind the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Engine {
+    /// This process's sessions, files on disk (`pi serve`).
+    Embedded,
+    /// Workflows on a real Temporal dev server with two workers, sessions in a real Postgres
+    /// (`pi-scale serve --engine temporal`).
+    Temporal,
+}
+
+/// A server and what it needs running (the workers, for the Temporal engine).
+struct Deployment {
+    server: Server,
+    engine: Engine,
+    _workers: Vec<tokio::process::Child>,
+}
+
+impl std::ops::Deref for Deployment {
+    type Target = Server;
+
+    fn deref(&self) -> &Server {
+        &self.server
+    }
+}
+
+/// `serve` with the mock model on `engine`.
+async fn serve_on(engine: Engine, sandbox: &Sandbox, args: &[&str]) -> Deployment {
+    match engine {
+        Engine::Embedded => Deployment { server: serve(sandbox, args).await, engine, _workers: Vec::new() },
+        Engine::Temporal => {
+            let cluster = pi_gen_tests::temporal::cluster_flags();
+            let log = sandbox.root.path().join("workers.log");
+            let workers = pi_gen_tests::temporal::start_workers(sandbox, &cluster, 2, &log);
+            let mut all = vec!["--engine", "temporal", "--provider", "mock", "--model", "m"];
+            all.extend(cluster.iter().map(String::as_str));
+            all.extend(args);
+            let server = Server::start(sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await;
+            Deployment { server, engine, _workers: workers }
+        }
+    }
+}
+
+/// The session as the engine keeps it: the file on disk (embedded), or the store's export (Temporal, where
+/// nothing is written to this machine).
+async fn stored_session(deployment: &Deployment, sandbox: &Sandbox, id: &str) -> Vec<u8> {
+    match deployment.engine {
+        Engine::Embedded => {
+            let file = sandbox.session_files().into_iter().find(|file| file.to_string_lossy().contains(id));
+            std::fs::read(file.expect("the session's file")).expect("the session file")
+        }
+        Engine::Temporal => {
+            let path = format!("/v1/sessions/{id}/export.jsonl");
+            let response = deployment.send(reqwest::Method::GET, &path, None).await;
+            assert_eq!(response.status().as_u16(), 200);
+            assert!(sandbox.session_files().is_empty(), "nothing is written on the API's machine");
+            response.bytes().await.expect("bytes").to_vec()
+        }
+    }
+}
+
 /// Waits until the session's turn has ended (`isStreaming` false).
 async fn wait_idle(server: &Server, id: &str) {
     tokio::time::timeout(WAIT, async {
@@ -38,6 +98,15 @@ async fn wait_idle(server: &Server, id: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_sessions_run_at_once_each_with_its_own_answer_and_file() {
+    two_sessions_run_at_once(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_two_sessions_run_at_once_each_with_its_own_answer_and_session() {
+    two_sessions_run_at_once(Engine::Temporal).await;
+}
+
+async fn two_sessions_run_at_once(engine: Engine) {
     // Neither answer comes before both requests arrived: the two turns run at the same time.
     let mock = mock(json!([
         {"text": "Answer for whoever asks.", "waitForRequests": 2},
@@ -45,7 +114,7 @@ async fn two_sessions_run_at_once_each_with_its_own_answer_and_file() {
     ]))
     .await;
     let sandbox = Sandbox::new(&mock.base_url());
-    let server = serve(&sandbox, &[]).await;
+    let server = serve_on(engine, &sandbox, &[]).await;
     let first = server.create_session(&sandbox).await;
     let second = server.create_session(&sandbox).await;
     assert_ne!(first, second);
@@ -72,8 +141,15 @@ async fn two_sessions_run_at_once_each_with_its_own_answer_and_file() {
     assert_eq!(prompts(&first_events), ["one"]);
     assert_eq!(prompts(&second_events), ["two"]);
     assert_eq!(mock.requests().len(), 2);
-    let files = sandbox.session_files();
-    assert_eq!(files.len(), 2, "{files:?}");
+    for (id, prompt) in [(&first, "one"), (&second, "two")] {
+        wait_idle(&server, id).await;
+        let stored = String::from_utf8(stored_session(&server, &sandbox, id).await).expect("UTF-8");
+        assert!(stored.contains(&format!(r#""text":"{prompt}""#)), "{stored}");
+    }
+    if engine == Engine::Embedded {
+        let files = sandbox.session_files();
+        assert_eq!(files.len(), 2, "{files:?}");
+    }
     let (status, listing) = server.get("/v1/sessions").await;
     assert_eq!(status, 200);
     let mut ids: Vec<&str> =
@@ -111,6 +187,15 @@ fn normalized(mut value: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_event_stream_is_the_json_mode_stream_and_resumes_after_last_event_id() {
+    event_stream_is_the_json_mode_stream(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_the_event_stream_is_the_json_mode_stream_and_resumes_after_last_event_id() {
+    event_stream_is_the_json_mode_stream(Engine::Temporal).await;
+}
+
+async fn event_stream_is_the_json_mode_stream(engine: Engine) {
     let answer = json!({
         "toolCalls": [{"id": "call_1", "name": "read", "arguments": {"path": "notes.txt"}}]
     });
@@ -126,7 +211,7 @@ async fn the_event_stream_is_the_json_mode_stream_and_resumes_after_last_event_i
         .map(|line| normalized(serde_json::from_str(line).expect("a JSON line")))
         .collect();
 
-    let server = serve(&sandbox, &[]).await;
+    let server = serve_on(engine, &sandbox, &[]).await;
     let id = server.create_session(&sandbox).await;
     let mut events = server.events(&id, None).await;
     let (status, _) = server.post(&format!("/v1/sessions/{id}/prompt"), json!({"message": "Read the notes"})).await;
@@ -151,13 +236,22 @@ async fn the_event_stream_is_the_json_mode_stream_and_resumes_after_last_event_i
 
 #[tokio::test(flavor = "multi_thread")]
 async fn abort_stops_a_running_turn_and_a_repeated_idempotency_key_runs_one_turn() {
+    abort_and_idempotency(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_abort_stops_a_running_turn_and_a_repeated_idempotency_key_runs_one_turn() {
+    abort_and_idempotency(Engine::Temporal).await;
+}
+
+async fn abort_and_idempotency(engine: Engine) {
     let mock = mock(json!([
         {"text": "This answer never ends because the stream stalls", "stallAfter": 2},
         {"text": "Second."}
     ]))
     .await;
     let sandbox = Sandbox::new(&mock.base_url());
-    let server = serve(&sandbox, &[]).await;
+    let server = serve_on(engine, &sandbox, &[]).await;
     let id = server.create_session(&sandbox).await;
     let mut events = server.events(&id, None).await;
     let prompt = json!({"message": "go", "idempotency_key": "key-1"});
@@ -188,9 +282,7 @@ async fn abort_stops_a_running_turn_and_a_repeated_idempotency_key_runs_one_turn
     let response = server.send(reqwest::Method::GET, &format!("/v1/sessions/{id}/export.jsonl"), None).await;
     assert_eq!(response.status().as_u16(), 200);
     let exported = response.bytes().await.expect("bytes");
-    let files = sandbox.session_files();
-    assert_eq!(files.len(), 1);
-    assert_eq!(exported.as_ref(), std::fs::read(&files[0]).expect("the session file").as_slice());
+    assert_eq!(exported.as_ref(), stored_session(&server, &sandbox, &id).await.as_slice());
     assert!(String::from_utf8_lossy(&exported).contains("\"stopReason\":\"aborted\""));
 }
 

@@ -6,6 +6,8 @@
 mod actor;
 mod api_error;
 mod auth;
+mod embedded;
+mod engine;
 mod events;
 mod metrics;
 mod openapi;
@@ -14,6 +16,8 @@ mod registry;
 mod routes;
 mod turns;
 
+use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -21,7 +25,18 @@ use tokio::sync::Semaphore;
 
 use options::parse_serve_args;
 
+pub use axum::http::StatusCode;
+
+pub use self::actor::PromptAccepted;
+pub use self::api_error::ApiError;
+pub use self::embedded::no_session_file;
+pub use self::engine::{
+    EngineFuture, EventStream, PromptRequest, SessionEngine, allowed_cwd, check_import, not_supported, session_exists,
+    session_flags, under_root,
+};
+pub use self::metrics::Metrics;
 use self::registry::{AgentParts, Registry, SessionDirs};
+pub use self::registry::{NewSession, SessionSummary};
 use self::routes::{AppState, router};
 use super::{CliError, agent_dir, parse_args};
 use crate::AgentDefinition;
@@ -36,11 +51,35 @@ pub fn run_serve(
     rust_tools: Vec<Arc<dyn AgentTool>>,
     extensions: Extensions,
 ) -> ExitCode {
+    run_serve_with_engine(definition, raw, rust_tools, extensions, None)
+}
+
+/// What another engine is made from, once `serve`'s options are read.
+pub struct EngineSetup {
+    pub definition: Arc<AgentDefinition>,
+    /// The agent's flags given to `serve`, for every session.
+    pub agent_args: Vec<String>,
+    /// The directories sessions may work in (resolved).
+    pub roots: Vec<PathBuf>,
+}
+
+/// Makes the sessions' engine (inside the server's async runtime); an error is printed and ends `serve`.
+pub type EngineFactory =
+    Box<dyn FnOnce(EngineSetup) -> Pin<Box<dyn Future<Output = Result<Arc<dyn SessionEngine>, String>>>>>;
+
+/// [`run_serve`] with the sessions run by the engine `engine` makes (the embedded engine when `None`).
+pub fn run_serve_with_engine(
+    definition: &AgentDefinition,
+    raw: &[String],
+    rust_tools: Vec<Arc<dyn AgentTool>>,
+    extensions: Extensions,
+    engine: Option<EngineFactory>,
+) -> ExitCode {
     if raw.iter().any(|arg| arg == "--help" || arg == "-h") {
         print!("{}", options::help_text(&definition.name));
         return ExitCode::SUCCESS;
     }
-    match serve(definition, raw, rust_tools, extensions) {
+    match serve(definition, raw, rust_tools, extensions, engine) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("Error: {error}");
@@ -54,6 +93,7 @@ fn serve(
     raw: &[String],
     rust_tools: Vec<Arc<dyn AgentTool>>,
     extensions: Extensions,
+    engine: Option<EngineFactory>,
 ) -> Result<(), CliError> {
     let cwd = std::env::current_dir().map_err(|source| CliError::Read { path: ".".into(), source })?;
     let options = parse_serve_args(raw, &cwd).map_err(|error| CliError::Usage(error.to_string()))?;
@@ -79,9 +119,22 @@ fn serve(
             rust_tools,
             extensions,
         };
-        let registry = Arc::new(Registry::new(parts, options.roots.clone(), session_dirs, threads));
+        let (engine, registry): (Arc<dyn SessionEngine>, Option<Arc<Registry>>) = match engine {
+            None => {
+                let registry = Arc::new(Registry::new(parts, options.roots.clone(), session_dirs, threads));
+                (registry.clone(), Some(registry))
+            }
+            Some(make) => {
+                let setup = EngineSetup {
+                    definition: parts.definition.clone(),
+                    agent_args: options.agent_args.clone(),
+                    roots: options.roots.clone(),
+                };
+                (make(setup).await.map_err(CliError::Usage)?, None)
+            }
+        };
         let state = AppState {
-            registry: registry.clone(),
+            engine: engine.clone(),
             token: options.token.as_deref().map(Arc::from),
             turns: Arc::new(Semaphore::new(options.max_turns)),
             max_turns: options.max_turns,
@@ -93,14 +146,17 @@ fn serve(
         let roots: Vec<String> = options.roots.iter().map(|root| root.display().to_string()).collect();
         eprintln!("{} serving on http://{address} (roots: {})", definition.name, roots.join(", "));
         let app = router(state, options.max_body_bytes);
-        let recovering = registry.clone();
-        tokio::spawn(async move { recovering.recover_interrupted_turns().await });
+        if let Some(recovering) = registry {
+            tokio::spawn(async move { recovering.recover_interrupted_turns().await });
+        }
         // Open event streams would keep the server from finishing: closing the sessions first ends them.
         let name = definition.name.clone();
         let stopping = async move {
             stop_signal().await;
             eprintln!("{name}: stopping; aborting what runs and saving the sessions");
-            registry.close_all().await;
+            if let Err(error) = engine.stop().await {
+                eprintln!("Warning: {}", error.message);
+            }
         };
         // Events go out as small writes: without TCP_NODELAY each waits for the client's delayed ACK (40 ms).
         let listener = axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {

@@ -61,6 +61,8 @@ pub fn help_text(agent: &str) -> String {
          --max-turns N        prompts running at once over all sessions (default 64); more get 429\n  \
          --max-body BYTES     largest request body (default 16777216)\n  \
          --max-image BYTES    largest image in a prompt, decoded (default 5242880)\n  \
+         --engine NAME        what runs the sessions: embedded (default), or temporal in an agent built\n                       \
+         with --features temporal (see the README's \"Scale-out\")\n  \
          -h, --help           this help\n\n\
          Any other option is the agent's own (--provider, --model, --thinking, --tools, ...) and applies to\n\
          every session unless the session's request says otherwise.\n"
@@ -118,6 +120,18 @@ pub fn parse_serve_args(raw: &[String], cwd: &Path) -> Result<ServeOptions, Serv
             "--max-turns" => max_turns = parse_count(flag, &value()?)?,
             "--max-body" => max_body_bytes = parse_count(flag, &value()?)?,
             "--max-image" => max_image_bytes = parse_count(flag, &value()?)?,
+            "--engine" => {
+                let engine = value()?;
+                if engine != "embedded" {
+                    return Err(ServeOptionsError::BadValue {
+                        flag: flag.to_owned(),
+                        value: engine,
+                        problem: "this agent runs its sessions in this process (`embedded`); `temporal` needs \
+                                  an agent built with `pi-gen build --features temporal`"
+                            .to_owned(),
+                    });
+                }
+            }
             _ => agent_args.push(arg.clone()),
         }
     }

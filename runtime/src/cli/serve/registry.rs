@@ -13,15 +13,14 @@ use tokio_util::task::LocalPoolHandle;
 
 use super::actor::{Opened, Request, SessionSpec, run_session};
 use super::api_error::ApiError;
+use super::engine::{allowed_cwd, check_import, session_exists, session_flags, under_root};
 use super::events::{EVENT_BUDGET_BYTES, EventLog};
 use super::metrics::Metrics;
 use super::turns::TurnMarkers;
 use crate::AgentDefinition;
 use crate::cli::rpc::ui::PendingDialogs;
 use crate::extension::Extensions;
-use crate::session::{
-    SessionHeader, list_session_files, parse_session_text, read_session_header, session_dir_for_cwd, session_file_name,
-};
+use crate::session::{SessionHeader, list_session_files, read_session_header, session_dir_for_cwd, session_file_name};
 use crate::tools::AgentTool;
 
 /// What every session of this server is made of.
@@ -124,19 +123,7 @@ impl Registry {
             Some(cwd) => self.allowed_cwd(Path::new(cwd))?,
             None => self.roots.first().cloned().ok_or_else(|| ApiError::internal("the server has no roots"))?,
         };
-        let mut argv = Vec::new();
-        for (flag, value) in
-            [("--provider", &request.provider), ("--model", &request.model), ("--thinking", &request.thinking)]
-        {
-            if let Some(value) = value {
-                argv.extend([flag.to_owned(), value.clone()]);
-            }
-        }
-        match &request.tools {
-            Some(tools) if tools.is_empty() => argv.push("--no-tools".to_owned()),
-            Some(tools) => argv.extend(["--tools".to_owned(), tools.join(",")]),
-            None => {}
-        }
+        let argv = session_flags(&request);
         self.start(cwd, argv).await
     }
 
@@ -189,40 +176,10 @@ impl Registry {
 
     /// Stores `bytes`, a pi session file, as a session of this server (byte for byte); returns its id.
     pub fn import(&self, bytes: &[u8]) -> Result<String, ApiError> {
-        let text =
-            std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("the session file is not UTF-8 text"))?;
-        let header = parse_session_text(text)
-            .ok_or_else(|| {
-                ApiError::bad_request(
-                    "not a session file: its first line must be a session header ({\"type\":\"session\",...})",
-                )
-            })?
-            .header;
-        // Both name the file: nothing in them may lead out of the sessions folder.
-        let safe = |text: &str, extra: &str| {
-            !text.is_empty()
-                && !text.starts_with('.')
-                && text.chars().all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
-        };
-        if !safe(&header.id, "-_.") {
-            return Err(ApiError::bad_request(format!(
-                "session id {:?}: expected letters, digits, `-`, `_` or `.`",
-                header.id
-            )));
-        }
-        if !safe(&header.timestamp, "-:.TZ+") {
-            return Err(ApiError::bad_request(format!(
-                "session timestamp {:?}: expected an ISO 8601 time",
-                header.timestamp
-            )));
-        }
+        let header = check_import(bytes)?;
         self.allowed_cwd(Path::new(&header.cwd))?;
         if self.live_handle(&header.id).is_some() || self.find_file(&header.id).is_some() {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "session_exists",
-                format!("a session with id {} exists already; delete it first to replace it", header.id),
-            ));
+            return Err(session_exists(&header.id));
         }
         let dir = match &self.session_dirs {
             SessionDirs::Single(dir) => dir.clone(),
@@ -362,32 +319,12 @@ impl Registry {
 
     /// `cwd` resolved (symbolic links followed) when it lies under a root; refused otherwise.
     fn allowed_cwd(&self, cwd: &Path) -> Result<PathBuf, ApiError> {
-        if !cwd.is_absolute() {
-            return Err(ApiError::bad_request(format!("cwd {}: expected an absolute path", cwd.display())));
-        }
-        let resolved = std::fs::canonicalize(cwd)
-            .map_err(|error| ApiError::bad_request(format!("cwd {}: {error}", cwd.display())))?;
-        if !resolved.is_dir() {
-            return Err(ApiError::bad_request(format!("cwd {}: not a directory", cwd.display())));
-        }
-        self.under_root(&resolved).ok_or_else(|| {
-            let roots: Vec<String> = self.roots.iter().map(|root| root.display().to_string()).collect();
-            ApiError::new(
-                StatusCode::FORBIDDEN,
-                "cwd_outside_roots",
-                format!(
-                    "cwd {} is outside the server's roots ({}); start serve with --root",
-                    cwd.display(),
-                    roots.join(", ")
-                ),
-            )
-        })
+        allowed_cwd(&self.roots, cwd)
     }
 
     /// `cwd` resolved, when it lies under a root.
     fn under_root(&self, cwd: &Path) -> Option<PathBuf> {
-        let resolved = std::fs::canonicalize(cwd).ok()?;
-        self.roots.iter().any(|root| resolved.starts_with(root)).then_some(resolved)
+        under_root(&self.roots, cwd)
     }
 
     /// How many sessions are open.

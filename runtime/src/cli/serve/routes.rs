@@ -1,6 +1,7 @@
 //! The HTTP API of `serve`: sessions, the RPC verbs as routes, the events as server-sent events, export.
 //! Every verb becomes the RPC command of the same name, so `--mode rpc` and `serve` answer alike.
 
+use std::convert::Infallible;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -8,25 +9,27 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::sse::{KeepAlive, Sse};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use futures_util::StreamExt as _;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::Semaphore;
 
-use super::actor::{PromptAccepted, Request as SessionRequest};
+use super::actor::PromptAccepted;
 use super::api_error::ApiError;
 use super::auth::require_token;
+use super::engine::{PromptRequest, SessionEngine};
 use super::metrics::Gauges;
-use super::registry::{NewSession, Registry, SessionHandle, SessionList};
+use super::registry::{NewSession, SessionList};
 use crate::cli::rpc::RpcCommand;
 use crate::protocol::ImageContent;
 
 /// What every handler reaches.
 #[derive(Clone)]
 pub struct AppState {
-    pub registry: Arc<Registry>,
+    pub engine: Arc<dyn SessionEngine>,
     pub token: Option<Arc<str>>,
     /// One permit per prompt that may run at once.
     pub turns: Arc<Semaphore>,
@@ -107,7 +110,7 @@ async fn create_session(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<NewSession>,
 ) -> Result<Response, ApiError> {
-    let (id, _) = state.registry.create(request).await?;
+    let id = state.engine.create(request).await?;
     Ok((StatusCode::CREATED, axum::Json(json!({ "id": id }))).into_response())
 }
 
@@ -123,7 +126,7 @@ struct ListQuery {
 const MAX_PAGE: usize = 500;
 
 async fn list_sessions(State(state): State<AppState>, Query(query): Query<ListQuery>) -> Result<Response, ApiError> {
-    let all = state.registry.list(query.cwd.as_deref())?;
+    let all = state.engine.list(query.cwd.as_deref()).await?;
     let limit = query.limit.unwrap_or(100).clamp(1, MAX_PAGE);
     let sessions: Vec<_> = all.iter().skip(query.offset).take(limit).cloned().collect();
     let next = query.offset + sessions.len();
@@ -136,7 +139,7 @@ async fn session_state(State(state): State<AppState>, Path(id): Path<String>) ->
 }
 
 async fn delete_session(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    state.registry.close(&id, true).await?;
+    state.engine.delete(&id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -156,7 +159,6 @@ async fn prompt(
     ApiJson(body): ApiJson<PromptBody>,
 ) -> Result<Response, ApiError> {
     check_images(&body.images, state.max_image_bytes)?;
-    let handle = state.registry.get(&id).await?;
     let Ok(permit) = state.turns.clone().try_acquire_owned() else {
         let mut error = ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
@@ -166,16 +168,9 @@ async fn prompt(
         error.retry_after = Some(TURNS_RETRY_AFTER_SECONDS);
         return Err(error);
     };
-    let (reply, answer) = oneshot::channel();
-    let request = SessionRequest::Prompt {
-        message: body.message,
-        images: body.images,
-        idempotency_key: body.idempotency_key,
-        permit: Some(permit),
-        reply,
-    };
-    handle.requests.send(request).map_err(|_| ApiError::session_gone())?;
-    let accepted: PromptAccepted = answer.await.map_err(|_| ApiError::session_gone())??;
+    let request =
+        PromptRequest { message: body.message, images: body.images, idempotency_key: body.idempotency_key, permit };
+    let accepted: PromptAccepted = state.engine.prompt(&id, request).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(accepted)).into_response())
 }
 
@@ -267,11 +262,7 @@ async fn fork(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ForkBody>,
 ) -> Result<Response, ApiError> {
-    let handle = state.registry.get(&id).await?;
-    let (mut data, now) = command_on(&handle, RpcCommand::Fork { entry_id: body.entry_id }).await?;
-    if now != id {
-        state.registry.rename(&id, &now);
-    }
+    let (mut data, now) = state.engine.command(&id, RpcCommand::Fork { entry_id: body.entry_id }).await?;
     if let Value::Object(fields) = &mut data {
         fields.insert("id".into(), Value::String(now));
     }
@@ -321,7 +312,6 @@ async fn events(
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let handle = state.registry.get(&id).await?;
     let last_seen = headers.get("last-event-id").and_then(|value| value.to_str().ok()).map(str::trim);
     let after = match last_seen {
         Some(text) => text
@@ -329,21 +319,14 @@ async fn events(
             .map_err(|_| ApiError::bad_request(format!("Last-Event-ID {text}: expected an event number")))?,
         None => query.after.unwrap_or(0),
     };
-    let stream = handle.events.clone().stream(after);
+    let events = state.engine.events(&id, after).await?;
+    let stream = events.map(|(number, line)| Ok::<_, Infallible>(Event::default().id(number.to_string()).data(&*line)));
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
 }
 
 /// The session file, byte for byte.
 async fn export_jsonl(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let data = run_command(&state, &id, RpcCommand::GetState).await?;
-    let file = data["sessionFile"].as_str().map(PathBuf::from);
-    let Some(bytes) = file.as_deref().and_then(|file| std::fs::read(file).ok()) else {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "no_session_file",
-            "the session has no file yet: it is written once the first answer arrives",
-        ));
-    };
+    let bytes = state.engine.export_jsonl(&id).await?;
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], bytes).into_response())
 }
 
@@ -354,12 +337,11 @@ async fn answer_dialog(
     Path((id, request_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<serde_json::Map<String, Value>>,
 ) -> Result<Response, ApiError> {
-    let handle = state.registry.get(&id).await?;
     let mut answer = body;
     answer.insert("type".into(), json!("extension_ui_response"));
     answer.insert("id".into(), json!(request_id));
     let line = Value::Object(answer).to_string();
-    if !handle.dialogs.take_response(&line) {
+    if !state.engine.answer_dialog(&id, line).await? {
         return Err(ApiError::bad_request("the answer is not a valid dialog response"));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -373,52 +355,28 @@ async fn openapi(State(state): State<AppState>) -> Response {
 /// The counters, in Prometheus' text format.
 async fn metrics(State(state): State<AppState>) -> Response {
     let gauges = Gauges {
-        sessions_open: state.registry.open_count(),
+        sessions_open: state.engine.open_sessions(),
         turns_running: state.max_turns.saturating_sub(state.turns.available_permits()),
         turns_limit: state.max_turns,
     };
-    let text = state.registry.metrics.render(&gauges);
+    let text = state.engine.metrics().render(&gauges);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
 /// A session file (pi's JSONL) becomes a session of this server, stored byte for byte; its directory must
 /// lie under a root and its id must be new.
 async fn import_session(State(state): State<AppState>, ApiBytes(bytes): ApiBytes) -> Result<Response, ApiError> {
-    let id = state.registry.import(&bytes)?;
+    let id = state.engine.import(&bytes).await?;
     Ok((StatusCode::CREATED, axum::Json(json!({ "id": id }))).into_response())
 }
 
 /// The session as pi's HTML page (every branch, the system prompt, the tools).
 async fn export_html(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let target = std::env::temp_dir().join(format!("pi-serve-export-{}.html", uuid::Uuid::new_v4()));
-    let output_path = Some(target.to_string_lossy().into_owned());
-    let written = run_command(&state, &id, RpcCommand::ExportHtml { output_path }).await;
-    let page = std::fs::read(&target);
-    let _ = std::fs::remove_file(&target);
-    written?;
-    let page = page.map_err(|error| ApiError::internal(format!("cannot read the exported page: {error}")))?;
+    let page = state.engine.export_html(&id).await?;
     Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response())
 }
 
 /// Carries out `command` on the session `id`; returns the reply's data.
 async fn run_command(state: &AppState, id: &str, command: RpcCommand) -> Result<Value, ApiError> {
-    let handle = state.registry.get(id).await?;
-    Ok(command_on(&handle, command).await?.0)
-}
-
-/// Carries out `command` on an open session; returns the reply's data and the session's id afterwards.
-async fn command_on(handle: &SessionHandle, command: RpcCommand) -> Result<(Value, String), ApiError> {
-    let (reply, answer) = oneshot::channel();
-    handle.requests.send(SessionRequest::Command { command, reply }).map_err(|_| ApiError::session_gone())?;
-    let (line, session_id) = answer.await.map_err(|_| ApiError::session_gone())?;
-    let reply: Value = serde_json::from_str(&line).map_err(|error| ApiError::internal(error.to_string()))?;
-    if reply["success"] != Value::Bool(true) {
-        let error = reply["error"].as_str().unwrap_or("the command failed").to_owned();
-        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "command_failed", error));
-    }
-    let data = match reply.get("data") {
-        Some(Value::Null) | None => json!({}),
-        Some(data) => data.clone(),
-    };
-    Ok((data, session_id))
+    Ok(state.engine.command(id, command).await?.0)
 }

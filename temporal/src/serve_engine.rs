@@ -1,0 +1,294 @@
+//! `serve --engine temporal`: the HTTP API of `serve` as a stateless tier. Sessions are workflows on
+//! Temporal and live in Postgres; a prompt, steering, a follow-up or an abort is a signal; state comes from
+//! the workflow's query and the store; events come through the event bus. Any number of replicas may run
+//! side by side: none holds a session.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::StreamExt as _;
+use pi_runtime::cli::rpc::RpcCommand;
+use pi_runtime::cli::serve::{
+    ApiError, EngineFuture, EngineSetup, EventStream, Metrics, NewSession, PromptAccepted, PromptRequest,
+    SessionEngine, SessionSummary, StatusCode, allowed_cwd, check_import, no_session_file, not_supported,
+    session_exists, session_flags, under_root,
+};
+use pi_runtime::session::new_session_id;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{SessionClient, SessionSettings};
+use crate::flow::SessionInput;
+use crate::store::{SessionLines, SessionStore, StoreError};
+use crate::worker::{ClusterArgs, ClusterError};
+
+/// The engine's name, in its refusals.
+const ENGINE: &str = "temporal";
+
+/// `serve`'s sessions on the cluster.
+pub struct TemporalEngine {
+    client: SessionClient,
+    roots: Vec<PathBuf>,
+    /// The agent's flags given to `serve`, for every new session.
+    agent_args: Vec<String>,
+    /// The workspace whose workers run the tools of this server's sessions.
+    workspace: String,
+    metrics: Metrics,
+    /// Cancelled when the server stops: the open event streams end.
+    stopping: CancellationToken,
+}
+
+impl TemporalEngine {
+    /// Connects to the cluster for `setup`'s agent.
+    pub async fn connect(cluster: &ClusterArgs, workspace: String, setup: EngineSetup) -> Result<Self, ClusterError> {
+        let client = SessionClient::connect(cluster, &setup.definition.name).await?;
+        Ok(Self {
+            client,
+            roots: setup.roots,
+            agent_args: setup.agent_args,
+            workspace,
+            metrics: Metrics::default(),
+            stopping: CancellationToken::new(),
+        })
+    }
+
+    /// Session `id`'s settings; 404 when no such session is stored.
+    async fn session_settings(&self, id: &str) -> Result<SessionSettings, ApiError> {
+        if !self.client.store().exists(id).await.map_err(store_error)? {
+            return Err(ApiError::not_found(id));
+        }
+        let kept = self.client.settings(id).await.map_err(cluster_error)?;
+        Ok(kept.unwrap_or_else(|| self.settings_for(Vec::new())))
+    }
+
+    fn settings_for(&self, request_flags: Vec<String>) -> SessionSettings {
+        let argv = self.agent_args.iter().cloned().chain(request_flags).collect();
+        SessionSettings { argv, workspace: self.workspace.clone(), heartbeat_timeout_secs: None }
+    }
+
+    async fn send(&self, id: &str, input: SessionInput) -> Result<(), ApiError> {
+        let settings = self.session_settings(id).await?;
+        self.client.send(id, &settings, input).await.map_err(cluster_error)
+    }
+
+    /// pi's `get_state` for what the cluster knows of the session.
+    async fn state(&self, id: &str) -> Result<Value, ApiError> {
+        let text = self.client.store().export(id).await.map_err(store_error)?.ok_or_else(|| ApiError::not_found(id))?;
+        let lines = SessionLines::parse(&text).map_err(store_error)?;
+        let message_count = lines.entries.iter().filter(|entry| is_message(&entry.text)).count();
+        // A session whose workflow has not started (created, imported) is idle.
+        let status = self.client.status(id).await.unwrap_or_default();
+        Ok(json!({
+            "sessionId": id,
+            "isStreaming": status.running,
+            "isCompacting": false,
+            "messageCount": message_count,
+            "pendingMessageCount": status.queued_steering + status.queued_follow_ups,
+        }))
+    }
+}
+
+impl SessionEngine for TemporalEngine {
+    fn create(&self, request: NewSession) -> EngineFuture<'_, String> {
+        Box::pin(async move {
+            let cwd = match &request.cwd {
+                Some(cwd) => allowed_cwd(&self.roots, Path::new(cwd))?,
+                None => self.roots.first().cloned().ok_or_else(|| ApiError::internal("the server has no roots"))?,
+            };
+            let id = self.client.create(&cwd, None).await.map_err(cluster_error)?;
+            let settings = self.settings_for(session_flags(&request));
+            self.client.save_settings(&id, &settings).await.map_err(cluster_error)?;
+            Ok(id)
+        })
+    }
+
+    fn list<'a>(&'a self, cwd: Option<&'a Path>) -> EngineFuture<'a, Vec<SessionSummary>> {
+        Box::pin(async move {
+            let wanted = cwd.map(|cwd| allowed_cwd(&self.roots, cwd)).transpose()?;
+            let stored = self.client.store().list().await.map_err(store_error)?;
+            let mut sessions: Vec<SessionSummary> = stored
+                .into_iter()
+                .filter(|session| {
+                    let resolved = under_root(&self.roots, Path::new(&session.cwd));
+                    resolved.is_some() && (wanted.is_none() || resolved == wanted)
+                })
+                .map(|session| SessionSummary {
+                    id: session.id,
+                    cwd: session.cwd,
+                    modified: session.modified,
+                    open: false,
+                })
+                .collect();
+            sessions.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| a.id.cmp(&b.id)));
+            Ok(sessions)
+        })
+    }
+
+    fn delete<'a>(&'a self, id: &'a str) -> EngineFuture<'a, ()> {
+        Box::pin(async move {
+            if let Ok(status) = self.client.status(id).await {
+                if status.running {
+                    let _ = self.client.send(id, &self.session_settings(id).await?, SessionInput::Abort).await;
+                }
+                let _ = self.client.close(id).await;
+            }
+            match self.client.store().delete(id).await.map_err(store_error)? {
+                true => Ok(()),
+                false => Err(ApiError::not_found(id)),
+            }
+        })
+    }
+
+    fn command<'a>(&'a self, id: &'a str, command: RpcCommand) -> EngineFuture<'a, (Value, String)> {
+        Box::pin(async move {
+            let input = match command {
+                RpcCommand::GetState => return Ok((self.state(id).await?, id.to_owned())),
+                RpcCommand::Steer { message, images } => {
+                    SessionInput::Steer { text: message, images: images_json(&images) }
+                }
+                RpcCommand::FollowUp { message, images } => {
+                    SessionInput::FollowUp { text: message, images: images_json(&images) }
+                }
+                RpcCommand::Abort => SessionInput::Abort,
+                _ => return Err(not_supported("this verb", ENGINE)),
+            };
+            self.send(id, input).await?;
+            Ok((json!({}), id.to_owned()))
+        })
+    }
+
+    fn prompt<'a>(&'a self, id: &'a str, prompt: PromptRequest) -> EngineFuture<'a, PromptAccepted> {
+        Box::pin(async move {
+            let settings = self.session_settings(id).await?;
+            // The workers bound how many turns run; this replica cannot see when a turn ends.
+            drop(prompt.permit);
+            let status = self.client.status(id).await.unwrap_or_default();
+            if prompt.idempotency_key.is_none() && (status.running || status.queued_prompts > 0) {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "session_busy",
+                    "the session is running a prompt; steer it, queue a follow-up, or abort it first",
+                ));
+            }
+            let turn_id = match &prompt.idempotency_key {
+                Some(key) => keyed_turn_id(id, key),
+                None => new_session_id(),
+            };
+            let input = SessionInput::Prompt {
+                text: prompt.message,
+                images: images_json(&prompt.images),
+                idempotency_key: prompt.idempotency_key,
+            };
+            self.client.send(id, &settings, input).await.map_err(cluster_error)?;
+            self.metrics.turn_started();
+            Ok(PromptAccepted { turn_id, disposition: "started".to_owned() })
+        })
+    }
+
+    fn events<'a>(&'a self, id: &'a str, after: u64) -> EngineFuture<'a, EventStream> {
+        Box::pin(async move {
+            if !self.client.store().exists(id).await.map_err(store_error)? {
+                return Err(ApiError::not_found(id));
+            }
+            let watch = self.client.bus().watch(id, after).await.map_err(store_error)?;
+            let events = futures::stream::unfold(watch, |mut watch| async move {
+                match watch.next().await {
+                    Some(Ok((number, line))) => Some(((number, Arc::<str>::from(line)), watch)),
+                    Some(Err(error)) => {
+                        eprintln!("Warning: an event stream ended: {error}");
+                        None
+                    }
+                    None => None,
+                }
+            });
+            let stopping = self.stopping.clone().cancelled_owned();
+            let stream: EventStream = Box::pin(events.take_until(stopping));
+            Ok(stream)
+        })
+    }
+
+    fn export_jsonl<'a>(&'a self, id: &'a str) -> EngineFuture<'a, Vec<u8>> {
+        Box::pin(async move {
+            let text =
+                self.client.store().export(id).await.map_err(store_error)?.ok_or_else(|| ApiError::not_found(id))?;
+            // As pi writes its file once the first answer arrives, there is no file before.
+            let answered = text.lines().skip(1).any(|line| line.contains(r#""role":"assistant""#) && is_message(line));
+            if !answered {
+                return Err(no_session_file());
+            }
+            Ok(text.into_bytes())
+        })
+    }
+
+    fn export_html<'a>(&'a self, _id: &'a str) -> EngineFuture<'a, Vec<u8>> {
+        Box::pin(async move { Err(not_supported("export.html", ENGINE)) })
+    }
+
+    fn import<'a>(&'a self, bytes: &'a [u8]) -> EngineFuture<'a, String> {
+        Box::pin(async move {
+            let header = check_import(bytes)?;
+            allowed_cwd(&self.roots, Path::new(&header.cwd))?;
+            let text =
+                std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("the session file is not UTF-8"))?;
+            let lines = SessionLines::parse(text).map_err(|error| ApiError::bad_request(error.to_string()))?;
+            match self.client.store().import(&lines).await {
+                Ok(()) => {}
+                Err(StoreError::Exists(id)) => return Err(session_exists(&id)),
+                Err(error) => return Err(store_error(error)),
+            }
+            self.client.save_settings(&header.id, &self.settings_for(Vec::new())).await.map_err(cluster_error)?;
+            self.client.publish_header(&header.id, &lines.header.text).await.map_err(cluster_error)?;
+            Ok(header.id)
+        })
+    }
+
+    fn answer_dialog<'a>(&'a self, _id: &'a str, _line: String) -> EngineFuture<'a, bool> {
+        Box::pin(async move { Err(not_supported("answering a dialog", ENGINE)) })
+    }
+
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    fn open_sessions(&self) -> usize {
+        0
+    }
+
+    fn stop(&self) -> EngineFuture<'_, ()> {
+        // The sessions run on the workers and go on; only this replica's streams end.
+        self.stopping.cancel();
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Whether a session line is a `message` entry.
+fn is_message(line: &str) -> bool {
+    line.starts_with(r#"{"type":"message""#)
+}
+
+fn images_json(images: &[pi_runtime::protocol::ImageContent]) -> Vec<Value> {
+    images.iter().filter_map(|image| serde_json::to_value(image).ok()).collect()
+}
+
+/// The turn id of a prompt sent under `key`: the same whichever replica takes it, however often it is sent.
+fn keyed_turn_id(session: &str, key: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(format!("{session}\n{key}").as_bytes());
+    let hex: String = digest.iter().take(16).map(|byte| format!("{byte:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
+fn store_error(error: StoreError) -> ApiError {
+    match error {
+        StoreError::NotFound(id) => ApiError::not_found(&id),
+        StoreError::Invalid(message) => ApiError::bad_request(message),
+        other => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", other.to_string()),
+    }
+}
+
+fn cluster_error(error: ClusterError) -> ApiError {
+    match error {
+        ClusterError::Store(error) => store_error(error),
+        other => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "cluster_unavailable", other.to_string()),
+    }
+}
