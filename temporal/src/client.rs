@@ -23,6 +23,9 @@ pub struct SessionSettings {
     pub workspace: String,
     /// Seconds without a heartbeat after which a step's worker is taken as dead (`None`: 10).
     pub heartbeat_timeout_secs: Option<u64>,
+    /// Turns after which the session's workflow continues as new (`None`: 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns_per_run: Option<u32>,
 }
 
 /// The publisher's number of a session's header event (steps name theirs after `2^24`).
@@ -89,6 +92,7 @@ impl SessionClient {
             argv: settings.argv.clone(),
             tool_queue: self.cluster.tool_queue(&self.agent, &settings.workspace),
             heartbeat_timeout_secs: settings.heartbeat_timeout_secs,
+            turns_per_run: settings.turns_per_run,
             carried: None,
         };
         let options = WorkflowStartOptions::new(self.cluster.sessions_queue(&self.agent), id)

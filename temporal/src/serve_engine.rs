@@ -63,7 +63,7 @@ impl TemporalEngine {
 
     fn settings_for(&self, request_flags: Vec<String>) -> SessionSettings {
         let argv = self.agent_args.iter().cloned().chain(request_flags).collect();
-        SessionSettings { argv, workspace: self.workspace.clone(), heartbeat_timeout_secs: None }
+        SessionSettings { argv, workspace: self.workspace.clone(), ..SessionSettings::default() }
     }
 
     async fn send(&self, id: &str, input: SessionInput) -> Result<(), ApiError> {

@@ -282,12 +282,13 @@ async fn a_worker_killed_during_a_tool_call_marks_it_interrupted_and_never_runs_
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_second_submit_continues_the_session_on_its_running_workflow() {
+async fn a_second_submit_continues_the_session_on_its_workflow_continued_as_new() {
     let mock = mock(json!([{"text": "First answer."}, {"text": "Second answer."}])).await;
     let sandbox = Sandbox::new(&mock.base_url());
     let cluster = cluster();
     let _workers = workers(&sandbox, &cluster, 1);
-    let first = submit(&sandbox, &cluster, &["one"]).await;
+    // One turn per workflow run: after the first run the workflow continues as new, carrying the session.
+    let first = submit(&sandbox, &cluster, &["--turns-per-run", "1", "one"]).await;
     let id = first[0]["id"].as_str().expect("the session id").to_owned();
     let mut args = vec!["submit", "--session", &id];
     args.extend(cluster.iter().map(String::as_str));
@@ -300,6 +301,21 @@ async fn a_second_submit_continues_the_session_on_its_running_workflow() {
     let texts: Vec<String> =
         stored_messages(&export(&sandbox, &cluster, &id).await).into_iter().map(|(_, text)| text).collect();
     assert_eq!(texts, ["one", "First answer.", "two", "Second answer."]);
+    // The history now is a continued run's: it starts from the runs before it.
+    let output = sandbox.run(&scale_agent_bin(), &["history", &id, "--temporal-address", &cluster[1]]).await;
+    assert!(output.status.success(), "history failed: {}", stderr(&output));
+    let history: Value = serde_json::from_str(&stdout(&output)).expect("the history is JSON");
+    let started = &history["events"][0]["attributes"]["WorkflowExecutionStartedEventAttributes"];
+    let continued = started["continued_execution_run_id"].as_str().unwrap_or_default();
+    assert!(!continued.is_empty(), "not a continued run: {started}");
+    let input = started.pointer("/input/payloads/0/data");
+    let input = input.and_then(Value::as_str).expect("the run's input");
+    use base64::Engine as _;
+    let input = base64::engine::general_purpose::STANDARD.decode(input).expect("base64");
+    let input: Value = serde_json::from_slice(&input).expect("the input is JSON");
+    // It continued after each run: the current workflow run carries both runs' count.
+    assert_eq!(input["carried"]["runs"], 2, "the runs' count is carried: {input}");
+    assert_eq!(input["turnsPerRun"], 1, "the session's setting is carried: {input}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

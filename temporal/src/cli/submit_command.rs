@@ -29,6 +29,10 @@ pub(super) struct SubmitArgs {
     /// Seconds without a heartbeat after which a step's worker is taken as dead (a new session; default 10)
     #[arg(long)]
     heartbeat_timeout: Option<u64>,
+    /// Turns after which the session's workflow continues as new, between runs, keeping its history short
+    /// (a new session; default 100)
+    #[arg(long)]
+    turns_per_run: Option<u32>,
     /// The provider, as the agent's --provider
     #[arg(long)]
     provider: Option<String>,
@@ -66,6 +70,7 @@ pub(super) async fn submit(agent: String, args: SubmitArgs) -> Result<(), Cluste
         argv: agent_flags(&args),
         workspace: args.workspace.clone(),
         heartbeat_timeout_secs: args.heartbeat_timeout,
+        turns_per_run: args.turns_per_run,
     };
     if args.abort {
         return client.send(&id, &settings, SessionInput::Abort).await;

@@ -15,6 +15,8 @@ pub enum ReplayError {
     History(String),
     #[error("the history does not replay on this build's session workflow: {0}")]
     Mismatch(String),
+    #[error("the replay did not finish within {0} s (nothing was found wrong before it stopped)")]
+    Unfinished(u64),
 }
 
 /// Replays one history (Temporal's JSON form, as `temporal workflow show --output json` and
@@ -26,5 +28,12 @@ pub async fn replay_history(json: &[u8]) -> Result<(), ReplayError> {
         .map_err(|error| ReplayError::Mismatch(error.to_string()))?
         .build();
     let replayer = WorkflowReplayer::new(options).map_err(|error| ReplayError::Mismatch(error.to_string()))?;
-    replayer.replay_workflow(history).await.map_err(|error| ReplayError::Mismatch(format!("{error:?}")))
+    match tokio::time::timeout(REPLAY_LIMIT, replayer.replay_workflow(history)).await {
+        Ok(replayed) => replayed.map_err(|error| ReplayError::Mismatch(format!("{error:?}"))),
+        Err(_) => Err(ReplayError::Unfinished(REPLAY_LIMIT.as_secs())),
+    }
 }
+
+/// How long a replay may take. The SDK's replayer has been seen to wait forever on the history of a run
+/// that continued as new and had taken no step yet.
+const REPLAY_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);

@@ -2,8 +2,9 @@
 //! an inbox; the workflow hands them to the [`SessionFlow`], asks it for the next action and runs that as an
 //! activity: model calls on the sessions' queue (retried), tool batches on the workspace's queue (never
 //! retried: a batch a dead worker left gets "tool interrupted" results instead). Ids come from the
-//! workflow's deterministic random source, so a replay names the same entries. It continues as new every
-//! [`TURNS_PER_RUN`] turns, between runs, carrying the flow's state.
+//! workflow's deterministic random source, so a replay names the same entries. Between runs, once
+//! [`TURNS_PER_RUN`] turns (or the session's own number) were taken, it continues as new, carrying the
+//! flow's state.
 
 use std::time::Duration;
 
@@ -41,6 +42,9 @@ pub struct SessionStart {
     /// Seconds without a heartbeat after which a step's worker is taken as dead (default: 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_timeout_secs: Option<u64>,
+    /// Turns after which the workflow continues as new, between runs (default: [`TURNS_PER_RUN`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns_per_run: Option<u32>,
     /// The state carried across continue-as-new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carried: Option<Carried>,
@@ -96,7 +100,17 @@ impl SessionWorkflow {
                 state.runs = carried.runs;
             });
         }
+        let turns_per_run = start.turns_per_run.unwrap_or(TURNS_PER_RUN).max(1);
         loop {
+            // Between runs, once enough turns made the history long: the same session goes on as a new run.
+            if ctx.state(|state| state.is_idle() && state.flow.turns() >= turns_per_run) {
+                let carried = ctx.state_mut(|state| {
+                    state.flow.reset_turns();
+                    Carried { flow: state.flow.clone(), steps: state.steps, runs: state.runs }
+                });
+                let next = SessionStart { carried: Some(carried), ..start.clone() };
+                ctx.continue_as_new(next, ContinueAsNewOptions::default())?;
+            }
             ctx.wait_condition(|state| state.has_work()).await?;
             let inputs = ctx.state_mut(|state| std::mem::take(&mut state.inbox));
             for input in inputs {
@@ -155,14 +169,6 @@ impl SessionWorkflow {
                     if ctx.state(|state| state.closing && state.inbox.is_empty()) {
                         return Ok(());
                     }
-                    if ctx.state(|state| state.flow.turns() >= TURNS_PER_RUN && state.inbox.is_empty()) {
-                        let carried = ctx.state_mut(|state| {
-                            state.flow.reset_turns();
-                            Carried { flow: state.flow.clone(), steps: state.steps, runs: state.runs }
-                        });
-                        let next = SessionStart { carried: Some(carried), ..start.clone() };
-                        ctx.continue_as_new(next, ContinueAsNewOptions::default())?;
-                    }
                 }
             }
         }
@@ -199,6 +205,11 @@ impl SessionWorkflow {
 }
 
 impl SessionWorkflow {
+    /// No run under way and nothing waiting to start one.
+    fn is_idle(&self) -> bool {
+        !self.flow.is_running() && self.flow.queued_counts().0 == 0 && self.inbox.is_empty() && !self.closing
+    }
+
     fn has_work(&self) -> bool {
         !self.inbox.is_empty() || self.flow.is_running() || self.flow.queued_counts().0 > 0 || self.closing
     }
