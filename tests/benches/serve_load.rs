@@ -3,6 +3,11 @@
 //! at once. It prints the turn latency p50/p99 with every session prompting at the same moment, the same for
 //! turns one after another, what a bare model call to the mock takes (so the server's own share shows), and
 //! the server's resident memory per idle session. `SERVE_LOAD_AGENT=path` uses an agent built already.
+//!
+//! `ENGINE=temporal` runs the same against `serve --engine temporal` (default 200 sessions): a Temporal dev
+//! server, Postgres, two `pi-scale worker`s and the API tier, all on this machine; the agent is
+//! `target/release/pi-scale` (`cargo build --release -p pi-gen-tests --bin pi-scale`) unless
+//! `SERVE_LOAD_AGENT` names one.
 
 use std::time::{Duration, Instant};
 
@@ -15,14 +20,21 @@ const SEQUENTIAL_TURNS: usize = 200;
 const TURNS_PER_SESSION: usize = 20;
 
 fn main() {
-    let sessions: usize = std::env::var("SESSIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(500);
+    let temporal = std::env::var("ENGINE").is_ok_and(|engine| engine == "temporal");
+    let default_sessions = if temporal { 200 } else { 500 };
+    let sessions: usize = std::env::var("SESSIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(default_sessions);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    runtime.block_on(run(sessions));
+    runtime.block_on(run(sessions, temporal));
 }
 
-async fn run(sessions: usize) {
-    let agent = match std::env::var_os("SERVE_LOAD_AGENT") {
+async fn run(sessions: usize, temporal: bool) {
+    let agent: std::path::PathBuf = match std::env::var_os("SERVE_LOAD_AGENT") {
         Some(path) => path.into(),
+        None if temporal => {
+            let agent = workspace_root().join("target/release/pi-scale");
+            assert!(agent.exists(), "build it first: cargo build --release -p pi-gen-tests --bin pi-scale");
+            agent
+        }
         None => {
             let output = workspace_root().join("target/e2e/release/");
             let mut request = BuildRequest::new(workspace_root().join("agents/pi.yaml")).with_output(output);
@@ -48,7 +60,19 @@ async fn run(sessions: usize) {
     }
 
     let max_turns = sessions.to_string();
-    let args = ["serve", "--listen", "127.0.0.1:0", "--max-turns", &max_turns, "--provider", "mock", "--model", "m"];
+    let mut args =
+        vec!["serve", "--listen", "127.0.0.1:0", "--max-turns", &max_turns, "--provider", "mock", "--model", "m"];
+    let cluster = if temporal { pi_gen_tests::temporal::cluster_flags() } else { Vec::new() };
+    let mut workers = Vec::new();
+    if temporal {
+        let log = sandbox.root.path().join("workers.log");
+        let mut worker_args = vec!["worker"];
+        worker_args.extend(cluster.iter().map(String::as_str));
+        workers = (0..2).map(|_| sandbox.spawn_logged(&agent, &worker_args, &log)).collect();
+        args.extend(["--engine", "temporal"]);
+        args.extend(cluster.iter().map(String::as_str));
+    }
+    let worker_pids: Vec<u32> = workers.iter().filter_map(tokio::process::Child::id).collect();
     let mut server = sandbox.spawn(&agent, &args);
     let base = read_address(&mut server).await;
     let pid = server.id().expect("running");
@@ -59,6 +83,7 @@ async fn run(sessions: usize) {
     // conversation: each request carries it whole, and building it grows with it).
     let (mut sequential, mut accepted, mut later) = (Vec::new(), Vec::new(), Vec::new());
     let cpu_before = cpu_ticks(pid);
+    let workers_cpu_before: u64 = worker_pids.iter().map(|pid| cpu_ticks(*pid)).sum();
     for _ in 0..SEQUENTIAL_TURNS / TURNS_PER_SESSION {
         let id = client.create(&sandbox).await;
         let mut events = client.events(&id).await;
@@ -73,6 +98,9 @@ async fn run(sessions: usize) {
         }
     }
     let cpu_per_turn = (cpu_ticks(pid) - cpu_before) as f64 * 1000.0 / ticks_per_second() / SEQUENTIAL_TURNS as f64;
+    let workers_cpu: u64 = worker_pids.iter().map(|pid| cpu_ticks(*pid)).sum();
+    let workers_cpu_per_turn =
+        (workers_cpu - workers_cpu_before) as f64 * 1000.0 / ticks_per_second() / SEQUENTIAL_TURNS as f64;
 
     // Every session prompts at once.
     let mut ids = Vec::new();
@@ -89,16 +117,25 @@ async fn run(sessions: usize) {
     drop(ids);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_end = rss_kib(pid);
+    let workers_rss: Vec<u64> = worker_pids.iter().map(|pid| rss_kib(*pid)).collect();
     let _ = server.kill().await;
+    for mut worker in workers {
+        let _ = worker.kill().await;
+    }
 
     let per_session =
         (rss_end.saturating_sub(rss_start)) as f64 / (sessions + SEQUENTIAL_TURNS / TURNS_PER_SESSION) as f64;
-    println!("serve load: {sessions} sessions, pi agent in release, mock model on loopback");
+    let engine = if temporal { "temporal (2 workers, Postgres, Temporal dev server)" } else { "embedded" };
+    println!("serve load: {sessions} sessions, engine {engine}, pi agent in release, mock model on loopback");
     println!("  bare model call (mock + HTTP):      {}", summary(&mut bare));
     println!("  prompt accepted (run started):      {}", summary(&mut accepted));
     println!("  turn, one after another:            {}", summary(&mut sequential));
     println!("    the same without sessions' first:  {}", summary(&mut later));
     println!("  server CPU per turn (user + system): {cpu_per_turn:.2} ms");
+    if temporal {
+        println!("  workers' CPU per turn (both):        {workers_cpu_per_turn:.2} ms");
+        println!("  workers' RSS at the end:             {workers_rss:?} KiB");
+    }
     println!("  turn, {sessions} sessions at once:    {} (all done in {wall:.2?})", summary(&mut concurrent.clone()));
     println!(
         "  server RSS: {rss_start} KiB at start, {rss_end} KiB with {} idle sessions: {per_session:.0} KiB per session",

@@ -179,6 +179,12 @@ impl SessionFlow {
         self.run.is_some()
     }
 
+    /// Whether the agent is streaming, as pi's `isStreaming` says: a run is under way and has not reached
+    /// its end (once `agent_end` is being emitted, a new prompt waits only for the end step to finish).
+    pub fn is_streaming(&self) -> bool {
+        self.run.as_ref().is_some_and(|run| run.waiting != Some(Waiting::Finish))
+    }
+
     /// Turns completed since this workflow run began.
     pub fn turns(&self) -> u32 {
         self.turns

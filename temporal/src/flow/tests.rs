@@ -215,3 +215,16 @@ fn a_prompt_sent_again_under_its_key_is_dropped() {
     flow.receive(prompt("other"), &mut ids.next());
     assert_eq!(flow.queued_counts().0, 2, "the repeated key queued nothing");
 }
+
+#[test]
+fn a_run_at_its_end_step_no_longer_streams() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    flow.receive(prompt("hi"), &mut ids.next());
+    assert!(matches!(flow.next_action(&mut ids.next()), Action::CallModel { .. }));
+    assert!(flow.is_streaming());
+    flow.model_answered(&answered(StopReason::Stop, &[]), &mut ids.next()).expect("answer");
+    assert!(matches!(flow.next_action(&mut ids.next()), Action::FinishRun { .. }));
+    assert!(flow.is_running() && !flow.is_streaming(), "agent_end is being emitted: a prompt may come");
+    flow.run_finished().expect("finished");
+    assert!(!flow.is_running());
+}

@@ -63,6 +63,7 @@ pub struct Carried {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatus {
+    /// A run is under way and has not reached its end step (pi's `isStreaming`).
     pub running: bool,
     pub queued_prompts: usize,
     pub queued_steering: usize,
@@ -194,7 +195,7 @@ impl SessionWorkflow {
     pub fn status(&self, _ctx: &WorkflowContextView) -> SessionStatus {
         let (queued_prompts, queued_steering, queued_follow_ups) = self.flow.queued_counts();
         SessionStatus {
-            running: self.flow.is_running(),
+            running: self.flow.is_streaming(),
             queued_prompts,
             queued_steering,
             queued_follow_ups,
