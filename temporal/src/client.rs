@@ -31,6 +31,9 @@ pub struct SessionSettings {
 /// The publisher's number of a session's header event (steps name theirs after `2^24`).
 const HEADER_EVENT: u64 = 0;
 
+/// How long an abort's notice is repeated at most while the step under way goes on.
+const ABORT_NOTICE_FOR: Duration = Duration::from_secs(30);
+
 /// A connection to the cluster: Temporal, the store and the event bus.
 pub struct SessionClient {
     client: Client,
@@ -104,8 +107,25 @@ impl SessionClient {
             .await
             .map_err(|error| ClusterError::Worker(format!("cannot reach session {id}: {error}")))?;
         if abort {
-            // The workflow stops the run's later steps; the step under way hears of it here.
-            self.bus.request_abort(id).await?;
+            self.abort_step_under_way(id).await?;
+        }
+        Ok(())
+    }
+
+    /// The workflow starts the run's later steps cancelled; the step under way hears of the abort through the
+    /// event bus. A notice reaches only who listens at that moment, so it is repeated until that step is
+    /// over (a step that was just starting listens a little later).
+    async fn abort_step_under_way(&self, id: &str) -> Result<(), ClusterError> {
+        let Ok(status) = self.status(id).await else {
+            // The workflow cannot be asked (not started, or gone): any step of the session is told once.
+            return Ok(self.bus.request_abort(id, None).await?);
+        };
+        let (step, until) = (status.steps, tokio::time::Instant::now() + ABORT_NOTICE_FOR);
+        let mut running = status.running;
+        while running && tokio::time::Instant::now() < until {
+            self.bus.request_abort(id, Some(step)).await?;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            running = self.status(id).await.is_ok_and(|now| now.running && now.steps == step);
         }
         Ok(())
     }
@@ -126,6 +146,16 @@ impl SessionClient {
             .signal(SessionWorkflow::close, (), WorkflowSignalOptions::default())
             .await
             .map_err(|error| ClusterError::Worker(format!("cannot close session {id}: {error}")))
+    }
+
+    /// Waits (at most `limit`) until session `id` runs nothing, polling its status.
+    pub async fn wait_until_idle(&self, id: &str, limit: Duration) {
+        let idle = async {
+            while self.status(id).await.is_ok_and(|status| status.running) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, idle).await;
     }
 
     /// Waits until session `id` has ended `runs` runs and is idle, polling its status.

@@ -5,5 +5,6 @@ pub mod cli;
 pub mod client;
 pub mod flow;
 pub mod serve_engine;
+mod serve_turns;
 pub mod store;
 pub mod worker;

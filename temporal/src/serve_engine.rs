@@ -5,13 +5,14 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt as _;
 use pi_runtime::cli::rpc::RpcCommand;
 use pi_runtime::cli::serve::{
     ApiError, EngineFuture, EngineSetup, EventStream, Metrics, NewSession, PromptAccepted, PromptRequest,
-    SessionEngine, SessionSummary, StatusCode, allowed_cwd, check_import, no_session_file, not_supported,
-    session_exists, session_flags, under_root,
+    SessionEngine, SessionSummary, StatusCode, allowed_remote_cwd, check_import, no_session_file, not_supported,
+    session_exists, session_flags, under_remote_root,
 };
 use pi_runtime::session::new_session_id;
 use serde_json::{Value, json};
@@ -19,21 +20,27 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{SessionClient, SessionSettings};
 use crate::flow::SessionInput;
+use crate::serve_turns::{FollowedTurns, follow_turn};
 use crate::store::{SessionLines, SessionStore, StoreError};
 use crate::worker::{ClusterArgs, ClusterError};
 
 /// The engine's name, in its refusals.
 const ENGINE: &str = "temporal";
 
+/// How long an abort waits for the run to stop before it answers anyway.
+const ABORT_WAIT: Duration = Duration::from_secs(30);
+
 /// `serve`'s sessions on the cluster.
 pub struct TemporalEngine {
-    client: SessionClient,
+    client: Arc<SessionClient>,
     roots: Vec<PathBuf>,
     /// The agent's flags given to `serve`, for every new session.
     agent_args: Vec<String>,
     /// The workspace whose workers run the tools of this server's sessions.
     workspace: String,
-    metrics: Metrics,
+    /// This replica's turns (see [`follow_turn`]).
+    metrics: Arc<Metrics>,
+    followed: FollowedTurns,
     /// Cancelled when the server stops: the open event streams end.
     stopping: CancellationToken,
 }
@@ -41,13 +48,14 @@ pub struct TemporalEngine {
 impl TemporalEngine {
     /// Connects to the cluster for `setup`'s agent.
     pub async fn connect(cluster: &ClusterArgs, workspace: String, setup: EngineSetup) -> Result<Self, ClusterError> {
-        let client = SessionClient::connect(cluster, &setup.definition.name).await?;
+        let client = Arc::new(SessionClient::connect(cluster, &setup.definition.name).await?);
         Ok(Self {
             client,
             roots: setup.roots,
             agent_args: setup.agent_args,
             workspace,
-            metrics: Metrics::default(),
+            metrics: Arc::default(),
+            followed: FollowedTurns::default(),
             stopping: CancellationToken::new(),
         })
     }
@@ -92,7 +100,7 @@ impl SessionEngine for TemporalEngine {
     fn create(&self, request: NewSession) -> EngineFuture<'_, String> {
         Box::pin(async move {
             let cwd = match &request.cwd {
-                Some(cwd) => allowed_cwd(&self.roots, Path::new(cwd))?,
+                Some(cwd) => allowed_remote_cwd(&self.roots, Path::new(cwd))?,
                 None => self.roots.first().cloned().ok_or_else(|| ApiError::internal("the server has no roots"))?,
             };
             let id = self.client.create(&cwd, None).await.map_err(cluster_error)?;
@@ -104,12 +112,12 @@ impl SessionEngine for TemporalEngine {
 
     fn list<'a>(&'a self, cwd: Option<&'a Path>) -> EngineFuture<'a, Vec<SessionSummary>> {
         Box::pin(async move {
-            let wanted = cwd.map(|cwd| allowed_cwd(&self.roots, cwd)).transpose()?;
+            let wanted = cwd.map(|cwd| allowed_remote_cwd(&self.roots, cwd)).transpose()?;
             let stored = self.client.store().list().await.map_err(store_error)?;
             let mut sessions: Vec<SessionSummary> = stored
                 .into_iter()
                 .filter(|session| {
-                    let resolved = under_root(&self.roots, Path::new(&session.cwd));
+                    let resolved = under_remote_root(&self.roots, Path::new(&session.cwd));
                     resolved.is_some() && (wanted.is_none() || resolved == wanted)
                 })
                 .map(|session| SessionSummary {
@@ -149,7 +157,13 @@ impl SessionEngine for TemporalEngine {
                 RpcCommand::FollowUp { message, images } => {
                     SessionInput::FollowUp { text: message, images: images_json(&images) }
                 }
-                RpcCommand::Abort => SessionInput::Abort,
+                RpcCommand::Abort => {
+                    // As over RPC, the abort answers once the run has stopped.
+                    self.send(id, SessionInput::Abort).await?;
+                    self.followed.ended(id, ABORT_WAIT).await;
+                    self.client.wait_until_idle(id, ABORT_WAIT).await;
+                    return Ok((json!({}), id.to_owned()));
+                }
                 _ => return Err(not_supported("this verb", ENGINE)),
             };
             self.send(id, input).await?;
@@ -160,8 +174,6 @@ impl SessionEngine for TemporalEngine {
     fn prompt<'a>(&'a self, id: &'a str, prompt: PromptRequest) -> EngineFuture<'a, PromptAccepted> {
         Box::pin(async move {
             let settings = self.session_settings(id).await?;
-            // The workers bound how many turns run; this replica cannot see when a turn ends.
-            drop(prompt.permit);
             let status = self.client.status(id).await.unwrap_or_default();
             if prompt.idempotency_key.is_none() && (status.running || status.queued_prompts > 0) {
                 return Err(ApiError::new(
@@ -179,8 +191,12 @@ impl SessionEngine for TemporalEngine {
                 images: images_json(&prompt.images),
                 idempotency_key: prompt.idempotency_key,
             };
+            let after = self.client.bus().last_number(id).await.map_err(store_error)?;
             self.client.send(id, &settings, input).await.map_err(cluster_error)?;
             self.metrics.turn_started();
+            let (client, metrics, stopping) = (self.client.clone(), self.metrics.clone(), self.stopping.clone());
+            let turn = follow_turn(client, metrics, stopping, id.to_owned(), after, prompt.permit);
+            self.followed.add(id, turn);
             Ok(PromptAccepted { turn_id, disposition: "started".to_owned() })
         })
     }
@@ -227,7 +243,7 @@ impl SessionEngine for TemporalEngine {
     fn import<'a>(&'a self, bytes: &'a [u8]) -> EngineFuture<'a, String> {
         Box::pin(async move {
             let header = check_import(bytes)?;
-            allowed_cwd(&self.roots, Path::new(&header.cwd))?;
+            allowed_remote_cwd(&self.roots, Path::new(&header.cwd))?;
             let text =
                 std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("the session file is not UTF-8"))?;
             let lines = SessionLines::parse(text).map_err(|error| ApiError::bad_request(error.to_string()))?;

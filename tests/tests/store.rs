@@ -319,6 +319,31 @@ async fn publishers_racing_over_the_same_events_number_each_once_without_gaps() 
     }
 }
 
+/// A step still running when its session is deleted: its last append and its events do not bring the session
+/// back; importing the id again does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_session_stays_deleted_when_a_late_step_appends_or_publishes() {
+    let url = postgres().new_database();
+    let store = PostgresStore::connect(&url).await.expect("connects");
+    let bus = store.event_bus();
+    let session = SessionLines::parse(&fixture()).expect("the fixture parses");
+    let (header, entries) = (&session.header, &session.entries);
+    store.append(header, &entries[..3]).await.expect("a first step");
+    bus.publish_all(&header.id, &[(1, "{\"n\":1}".to_owned())]).await.expect("published");
+    assert!(store.delete(&header.id).await.expect("deleted"));
+
+    let late = store.append(header, &entries[3..5]).await;
+    assert!(matches!(&late, Err(StoreError::Deleted(id)) if *id == header.id), "{late:?}");
+    bus.publish_all(&header.id, &[(2, "{\"n\":2}".to_owned())]).await.expect("dropped without an error");
+    assert_eq!(store.export(&header.id).await.expect("export"), None);
+    assert!(store.list().await.expect("list").is_empty());
+    assert_eq!(bus.last_number(&header.id).await.expect("asked"), 0);
+
+    store.import(&session).await.expect("imported again");
+    assert_eq!(store.append(header, entries).await.expect("appends again"), 0);
+    assert_eq!(store.export(&header.id).await.expect("export").as_deref(), Some(fixture().as_str()));
+}
+
 async fn next_event(watch: &mut pi_temporal::store::EventWatch) -> (u64, String) {
     tokio::time::timeout(std::time::Duration::from_secs(10), watch.next())
         .await
@@ -333,9 +358,16 @@ async fn an_abort_notice_reaches_the_step_listening_and_no_event_watcher() {
     let (worker, api) =
         (PostgresStore::connect(&url).await.expect("connects"), PostgresStore::connect(&url).await.expect("connects"));
     let session = "0195-abort";
-    let mut notices = worker.event_bus().abort_notices(session).await.expect("listens");
+    let mut notices = worker.event_bus().abort_notices(session, 7).await.expect("listens");
     let mut events = worker.event_bus().watch(session, 0).await.expect("watches");
-    api.event_bus().request_abort(session).await.expect("asks");
+    // A notice for another step (one that ended, and whose sender repeated it) is not this step's.
+    api.event_bus().request_abort(session, Some(6)).await.expect("asks");
+    let early = tokio::time::timeout(std::time::Duration::from_millis(500), notices.requested()).await;
+    assert!(early.is_err(), "step 7 took the notice for step 6");
+    api.event_bus().request_abort(session, Some(7)).await.expect("asks");
+    tokio::time::timeout(std::time::Duration::from_secs(10), notices.requested()).await.expect("the notice arrives");
+    let mut notices = worker.event_bus().abort_notices(session, 8).await.expect("listens");
+    api.event_bus().request_abort(session, None).await.expect("asks any step");
     tokio::time::timeout(std::time::Duration::from_secs(10), notices.requested()).await.expect("the notice arrives");
     api.event_bus().publish(session, 1, r#"{"type":"agent_end"}"#).await.expect("published");
     let (number, _) = events.next().await.expect("an event").expect("no error");

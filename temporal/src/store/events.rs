@@ -13,7 +13,7 @@ use deadpool_postgres::Pool;
 use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use super::postgres::{pooled_client, postgres_error};
+use super::postgres::{WAS_DELETED, pooled_client, postgres_error};
 use super::{StoreError, check_session_id};
 
 /// The notification that asks a session's running step to abort (event number 0, see
@@ -92,6 +92,11 @@ impl EventBus {
             .await
             .map_err(postgres_error)?
             .get(0);
+        // A deleted session's events went with it; those of a step still running are dropped (rolled back).
+        let deleted: bool = transaction.query_one(WAS_DELETED, &[&session]).await.map_err(postgres_error)?.get(0);
+        if deleted {
+            return Ok(());
+        }
         let published: Vec<i64> = transaction
             .query("SELECT source FROM pi_events WHERE session_id = $1 AND source = ANY($2)", &[&session, &sources])
             .await
@@ -146,22 +151,27 @@ impl EventBus {
         Ok(row.map_or(0, |row| u64::try_from(row.get::<_, i64>(0)).unwrap_or(0)))
     }
 
-    /// Asks whoever runs a step of `session` now to abort it. The notice travels on the session's channel as
-    /// number 0, which event watchers never give out (numbers start at 1); it is not kept.
-    pub async fn request_abort(&self, session: &str) -> Result<(), StoreError> {
+    /// Asks whoever runs step `step` of `session` (any step of it, with `None`) to abort it. The notice
+    /// travels on the session's channel as number 0, which event watchers never give out (numbers start at
+    /// 1); it is not kept, so a sender repeats it until the step is over (see `SessionClient::send`).
+    pub async fn request_abort(&self, session: &str, step: Option<u64>) -> Result<(), StoreError> {
         check_session_id(session)?;
         let client = pooled_client(&self.pool).await?;
         let channel = channel_name(session);
-        client.execute("SELECT pg_notify($1, $2)", &[&channel, &ABORT_NOTICE]).await.map_err(postgres_error)?;
+        let notice = match step {
+            Some(step) => format!("{ABORT_NOTICE} {step}"),
+            None => ABORT_NOTICE.to_owned(),
+        };
+        client.execute("SELECT pg_notify($1, $2)", &[&channel, &notice]).await.map_err(postgres_error)?;
         Ok(())
     }
 
-    /// Listens for [`EventBus::request_abort`] on `session` (from now on).
-    pub async fn abort_notices(&self, session: &str) -> Result<AbortNotices, StoreError> {
+    /// Listens for [`EventBus::request_abort`] on `session` (from now on), as step `step` of it.
+    pub async fn abort_notices(&self, session: &str, step: u64) -> Result<AbortNotices, StoreError> {
         check_session_id(session)?;
         let listener = self.listener().await?;
         let live = listener.join(session).await?;
-        Ok(AbortNotices { listener, session: session.to_owned(), live: Some(live) })
+        Ok(AbortNotices { listener, session: session.to_owned(), step, live: Some(live) })
     }
 
     async fn listener(&self) -> Result<Arc<Listener>, StoreError> {
@@ -366,16 +376,24 @@ impl Drop for EventWatch {
 pub struct AbortNotices {
     listener: Arc<Listener>,
     session: String,
+    /// The step listening.
+    step: u64,
     live: Option<broadcast::Receiver<Live>>,
 }
 
 impl AbortNotices {
-    /// Resolves when an abort is asked for; never, if the listening connection is gone.
+    /// Resolves when an abort of this step (or of any) is asked for; never, if the listening connection is
+    /// gone.
     pub async fn requested(&mut self) {
+        let mine = |body: &str| match body.strip_prefix("abort") {
+            Some("") => true,
+            Some(step) => step.trim_start().parse() == Ok(self.step),
+            None => false,
+        };
         loop {
             let Some(live) = self.live.as_mut() else { return std::future::pending().await };
             match live.recv().await {
-                Ok(notice) if notice.id == 0 => return,
+                Ok(notice) if notice.id == 0 && notice.body.as_deref().is_some_and(mine) => return,
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => self.live = None,
             }

@@ -26,6 +26,9 @@ pub enum StoreError {
     /// No session with this id is stored.
     #[error("no session with id {0} is stored")]
     NotFound(String),
+    /// The session was deleted; what a step still running adds is dropped.
+    #[error("session {0} was deleted")]
+    Deleted(String),
     /// A session with this id is stored already.
     #[error("a session with id {0} is stored already; delete it first to replace it")]
     Exists(String),

@@ -45,7 +45,15 @@ CREATE TABLE IF NOT EXISTS pi_events (
     PRIMARY KEY (session_id, number)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS pi_events_source ON pi_events (session_id, source);
+CREATE TABLE IF NOT EXISTS pi_deleted_sessions (
+    id text PRIMARY KEY,
+    deleted timestamptz NOT NULL DEFAULT now()
+);
 ";
+
+/// Whether session `$1` was deleted (and not imported again since): a step still running then must not
+/// bring it back with its last append or events.
+pub(super) const WAS_DELETED: &str = "SELECT EXISTS (SELECT 1 FROM pi_deleted_sessions WHERE id = $1)";
 
 /// The advisory lock key the schema is created under ("pi-store" in ASCII).
 const SCHEMA_LOCK: i64 = 0x7069_2d73_746f_7265;
@@ -172,6 +180,10 @@ impl SessionStore for PostgresStore {
             .await
             .map_err(postgres_error)?;
         if created == 1 {
+            let deleted: bool = transaction.query_one(WAS_DELETED, &[&id]).await.map_err(postgres_error)?.get(0);
+            if deleted {
+                return Err(StoreError::Deleted(id.to_owned()));
+            }
             transaction
                 .execute(
                     "INSERT INTO pi_session_lines (session_id, seq, entry_id, line) VALUES ($1, 0, NULL, $2)",
@@ -230,6 +242,11 @@ impl SessionStore for PostgresStore {
             )
             .await
             .map_err(postgres_error)?;
+        // Importing a deleted session's id again is asking for it back.
+        transaction
+            .execute("DELETE FROM pi_deleted_sessions WHERE id = $1", &[&header.id])
+            .await
+            .map_err(postgres_error)?;
         let entries: Vec<&EntryLine> = session.entries.iter().collect();
         insert_lines(&transaction, &header.id, 1, &entries).await?;
         transaction.commit().await.map_err(postgres_error)
@@ -266,6 +283,12 @@ impl SessionStore for PostgresStore {
         for table in ["pi_events", "pi_event_counters"] {
             let statement = format!("DELETE FROM {table} WHERE session_id = $1");
             transaction.execute(&statement, &[&id]).await.map_err(postgres_error)?;
+        }
+        if deleted > 0 {
+            transaction
+                .execute("INSERT INTO pi_deleted_sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING", &[&id])
+                .await
+                .map_err(postgres_error)?;
         }
         transaction.commit().await.map_err(postgres_error)?;
         Ok(deleted > 0)

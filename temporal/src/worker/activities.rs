@@ -13,10 +13,13 @@ use pi_runtime::protocol::{AgentMessage, ImageContent, ToolResultMessage, UserCo
 use pi_runtime::session::{PlannedIds, SessionEntry};
 use serde::{Deserialize, Serialize};
 use temporalio_macros::activities;
+use temporalio_sdk::ApplicationFailure;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use super::step_host::{OpenStep, StepError, StepHost};
+use super::workflow::EVENTS_PER_STEP;
 use crate::flow::{Announcements, ModelReport, ToolResultSlot, UserInput};
+use crate::store::StoreError;
 
 /// What every step names: the session, the agent's flags for it, and where its events are numbered from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,7 +100,7 @@ impl SessionActivities {
         }
         let open =
             host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
-        let outcome = until_done_or_aborted(host, &open, model_step(&open, &step)).await;
+        let outcome = until_done_or_aborted(host, &open, &step.target, model_step(&open, &step)).await;
         host.close(open).await.map_err(failed)?;
         outcome.map_err(failed)
     }
@@ -113,7 +116,7 @@ impl SessionActivities {
         let mut request = announced(&step.announce, StepWork::RunTools);
         request.aborted = step.target.aborted;
         let ids = planned(&step.announce, &step.results);
-        let outcome = until_done_or_aborted(host, &open, open.session.run_step(request, ids)).await;
+        let outcome = until_done_or_aborted(host, &open, &step.target, open.session.run_step(request, ids)).await;
         host.close(open).await.map_err(failed)?;
         outcome.map(drop).map_err(|error| failed(step_failed(&step.target, error)))
     }
@@ -212,9 +215,15 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
 
 /// Runs `step`; when an abort is asked for meanwhile (on the event bus), the session's agent is aborted and
 /// the step is still awaited, so what it did (an `aborted` answer, aborted tool results) is recorded.
-async fn until_done_or_aborted<T>(host: &StepHost, open: &OpenStep, step: impl Future<Output = T>) -> T {
+async fn until_done_or_aborted<T>(
+    host: &StepHost,
+    open: &OpenStep,
+    target: &StepTarget,
+    step: impl Future<Output = T>,
+) -> T {
     let mut step = std::pin::pin!(step);
-    let mut notices = match host.bus.abort_notices(&open.stored.header.id).await {
+    let number = target.event_base / EVENTS_PER_STEP;
+    let mut notices = match host.bus.abort_notices(&open.stored.header.id, number).await {
         Ok(notices) => notices,
         Err(error) => {
             eprintln!("Warning: session {} cannot be aborted during this step: {error}", open.stored.header.id);
@@ -351,7 +360,13 @@ fn step_failed(target: &StepTarget, error: impl std::fmt::Display) -> StepError 
 }
 
 fn failed(error: StepError) -> ActivityError {
-    ActivityError::from(error)
+    match error {
+        // The session is gone: trying again cannot help, and the workflow should end rather than wait.
+        StepError::Store(StoreError::Deleted(_)) => {
+            ActivityError::Application(Box::new(ApplicationFailure::non_retryable(error)))
+        }
+        error => ActivityError::from(error),
+    }
 }
 
 /// Heartbeats every [`HEARTBEAT_EVERY`] until dropped.

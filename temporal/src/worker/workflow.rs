@@ -87,6 +87,8 @@ pub struct SessionWorkflow {
     /// The running run was aborted: its later steps start cancelled (the step under way hears of it
     /// through the event bus, from whoever sent the abort).
     run_aborted: bool,
+    /// An abort came while the prompt it follows was waiting: the run that prompt starts starts aborted.
+    abort_next_run: bool,
 }
 
 #[workflow_methods]
@@ -116,10 +118,24 @@ impl SessionWorkflow {
             let inputs = ctx.state_mut(|state| std::mem::take(&mut state.inbox));
             for input in inputs {
                 let id = new_entry_id(ctx);
-                ctx.state_mut(|state| state.flow.receive(input, &mut || id.clone()));
+                ctx.state_mut(|state| {
+                    // An abort that came before the prompt it follows had started its run (both in one
+                    // activation): that run starts aborted, as the client was told it had started.
+                    if matches!(input, SessionInput::Abort) && !state.flow.is_running() {
+                        state.abort_next_run = state.flow.queued_counts().0 > 0;
+                    }
+                    state.flow.receive(input, &mut || id.clone());
+                });
             }
             let mut ids = (0..2).map(|_| new_entry_id(ctx)).collect::<Vec<_>>();
-            let action = ctx.state_mut(|state| state.flow.next_action(&mut || ids.pop().unwrap_or_default()));
+            let action = ctx.state_mut(|state| {
+                let idle = !state.flow.is_running();
+                let action = state.flow.next_action(&mut || ids.pop().unwrap_or_default());
+                if idle && state.flow.is_running() {
+                    state.run_aborted = std::mem::take(&mut state.abort_next_run);
+                }
+                action
+            });
             let target = ctx.state_mut(|state| {
                 state.steps += 1;
                 StepTarget {

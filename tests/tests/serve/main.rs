@@ -1,6 +1,7 @@
 //! End to end: the generated pi agent's `serve` over real HTTP against the scripted mock model: sessions
 //! running at once, the event stream equal to `--mode json`, resuming with `Last-Event-ID`, abort,
-//! idempotent prompts, export, the refusals, and SIGTERM.
+//! idempotent prompts, export, the refusals, and SIGTERM. The `on_temporal_*` tests run the same checks
+//! against `serve --engine temporal` (two workers, a Temporal dev server and Postgres, all real).
 
 mod api;
 mod client;
@@ -288,9 +289,18 @@ async fn abort_and_idempotency(engine: Engine) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn refusals_say_why() {
+    refusals(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_refusals_say_why() {
+    refusals(Engine::Temporal).await;
+}
+
+async fn refusals(engine: Engine) {
     let mock = mock(json!([{"text": "slow", "stallAfter": 1}])).await;
     let sandbox = Sandbox::new(&mock.base_url());
-    let server = serve(&sandbox, &["--max-turns", "1", "--max-body", "2048"]).await;
+    let server = serve_on(engine, &sandbox, &["--max-turns", "1", "--max-body", "2048"]).await;
     let url = format!("{}/v1/sessions", server.base);
 
     let (status, health) = {
@@ -348,13 +358,20 @@ async fn refusals_say_why() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_open_address_without_a_token_is_refused_at_start() {
     let sandbox = Sandbox::new("http://127.0.0.1:9");
-    let output = sandbox.run(&agent_binary("pi"), &["serve", "--listen", "0.0.0.0:0"]).await;
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = pi_gen_tests::stderr(&output);
-    assert!(stderr.contains("--listen 0.0.0.0:0 is reachable from other machines"), "{stderr}");
-    let output = sandbox.run(&agent_binary("pi"), &["serve", "--continue"]).await;
-    assert_eq!(output.status.code(), Some(1));
-    assert!(pi_gen_tests::stderr(&output).contains("`--continue` chooses a session or a mode"));
+    // The Temporal engine refuses the same before it reaches for a cluster (none listens at these addresses).
+    let temporal =
+        ["--engine", "temporal", "--store", "postgres://pi@127.0.0.1:9/none", "--temporal-address", "127.0.0.1:9"];
+    for (binary, engine) in [(agent_binary("pi"), &[][..]), (pi_gen_tests::scale_agent_bin(), &temporal[..])] {
+        let args = |extra: &[&'static str]| [&["serve"][..], engine, extra].concat();
+        let output = sandbox.run(&binary, &args(&["--listen", "0.0.0.0:0"])).await;
+        assert_eq!(output.status.code(), Some(1));
+        let stderr = pi_gen_tests::stderr(&output);
+        assert!(stderr.contains("--listen 0.0.0.0:0 is reachable from other machines"), "{stderr}");
+        let output = sandbox.run(&binary, &args(&["--continue"])).await;
+        assert_eq!(output.status.code(), Some(1));
+        let stderr = pi_gen_tests::stderr(&output);
+        assert!(stderr.contains("`--continue` chooses a session or a mode"), "{stderr}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

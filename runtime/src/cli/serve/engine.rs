@@ -119,6 +119,58 @@ pub fn under_root(roots: &[PathBuf], cwd: &Path) -> Option<PathBuf> {
     roots.iter().any(|root| resolved.starts_with(root)).then_some(resolved)
 }
 
+/// [`allowed_cwd`] for an engine whose sessions run on other machines (the workers hold the checkouts): a
+/// path that exists here is resolved as embedded serve resolves it; one that does not is compared as text,
+/// with `.` and `..` taken out.
+pub fn allowed_remote_cwd(roots: &[PathBuf], cwd: &Path) -> Result<PathBuf, ApiError> {
+    if !cwd.is_absolute() || cwd.exists() {
+        return allowed_cwd(roots, cwd);
+    }
+    under_remote_root(roots, cwd).ok_or_else(|| {
+        let roots: Vec<String> = roots.iter().map(|root| root.display().to_string()).collect();
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "cwd_outside_roots",
+            format!(
+                "cwd {} is outside the server's roots ({}); start serve with --root",
+                cwd.display(),
+                roots.join(", ")
+            ),
+        )
+    })
+}
+
+/// [`under_root`] for an engine whose sessions run on other machines (see [`allowed_remote_cwd`]).
+pub fn under_remote_root(roots: &[PathBuf], cwd: &Path) -> Option<PathBuf> {
+    if cwd.exists() {
+        return under_root(roots, cwd);
+    }
+    let normal = normalize_lexically(cwd)?;
+    roots.iter().any(|root| normal.starts_with(root)).then_some(normal)
+}
+
+/// An absolute `path` with `.` and `..` taken out by its text alone; `None` for a relative path or one whose
+/// `..` climbs above the root.
+pub fn normalize_lexically(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => normal.push(component),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !normal.pop() {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(normal)
+}
+
 /// The agent flags a new session's request adds to the server's (`--provider`, `--model`, `--thinking`,
 /// `--tools` / `--no-tools`).
 pub fn session_flags(request: &NewSession) -> Vec<String> {
@@ -177,4 +229,31 @@ pub fn session_exists(id: &str) -> ApiError {
         "session_exists",
         format!("a session with id {id} exists already; delete it first to replace it"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_missing_here_is_judged_by_its_text() {
+        assert_eq!(normalize_lexically(Path::new("/srv/./repos/a/../b")), Some(PathBuf::from("/srv/repos/b")));
+        assert_eq!(normalize_lexically(Path::new("/srv/..")), Some(PathBuf::from("/")));
+        assert_eq!(normalize_lexically(Path::new("/srv/../..")), None);
+        assert_eq!(normalize_lexically(Path::new("srv")), None);
+
+        let roots = [PathBuf::from("/nowhere-here/repos")];
+        let inside = allowed_remote_cwd(&roots, Path::new("/nowhere-here/repos/./app")).expect("under the root");
+        assert_eq!(inside, PathBuf::from("/nowhere-here/repos/app"));
+        let escaped = allowed_remote_cwd(&roots, Path::new("/nowhere-here/repos/../etc")).expect_err("outside");
+        assert_eq!(escaped.status, StatusCode::FORBIDDEN);
+        assert!(allowed_remote_cwd(&roots, Path::new("repos/app")).is_err(), "a relative path is refused");
+        assert_eq!(under_remote_root(&roots, Path::new("/nowhere-here/other")), None);
+
+        // A path that exists here is resolved as embedded serve resolves it: /tmp is outside these roots.
+        let here = std::env::temp_dir();
+        assert!(allowed_remote_cwd(&roots, &here).is_err());
+        let roots = [std::fs::canonicalize(&here).expect("canonical")];
+        assert_eq!(under_remote_root(&roots, &here), Some(roots[0].clone()));
+    }
 }

@@ -31,8 +31,8 @@ pub use self::actor::PromptAccepted;
 pub use self::api_error::ApiError;
 pub use self::embedded::no_session_file;
 pub use self::engine::{
-    EngineFuture, EventStream, PromptRequest, SessionEngine, allowed_cwd, check_import, not_supported, session_exists,
-    session_flags, under_root,
+    EngineFuture, EventStream, PromptRequest, SessionEngine, allowed_cwd, allowed_remote_cwd, check_import,
+    not_supported, session_exists, session_flags, under_remote_root, under_root,
 };
 pub use self::metrics::Metrics;
 use self::registry::{AgentParts, Registry, SessionDirs};
@@ -96,7 +96,7 @@ fn serve(
     engine: Option<EngineFactory>,
 ) -> Result<(), CliError> {
     let cwd = std::env::current_dir().map_err(|source| CliError::Read { path: ".".into(), source })?;
-    let options = parse_serve_args(raw, &cwd).map_err(|error| CliError::Usage(error.to_string()))?;
+    let options = parse_serve_args(raw, &cwd, engine.is_some()).map_err(|error| CliError::Usage(error.to_string()))?;
     let agent_args = parse_args(definition, options.agent_args.clone())
         .map_err(|error| CliError::Usage(actor::clap_message(&error)))?;
     options::check_agent_args(&agent_args).map_err(|error| CliError::Usage(error.to_string()))?;

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use super::engine::normalize_lexically;
 use crate::cli::CliArgs;
 
 /// What `serve` was asked for.
@@ -91,8 +92,9 @@ pub fn check_agent_args(args: &CliArgs) -> Result<(), ServeOptionsError> {
     }
 }
 
-/// Parses `serve`'s arguments (after `serve`); `cwd` is the default root.
-pub fn parse_serve_args(raw: &[String], cwd: &Path) -> Result<ServeOptions, ServeOptionsError> {
+/// Parses `serve`'s arguments (after `serve`); `cwd` is the default root. With `roots_elsewhere` (an engine
+/// whose sessions run on other machines), a root missing here is kept as its text instead of refused.
+pub fn parse_serve_args(raw: &[String], cwd: &Path, roots_elsewhere: bool) -> Result<ServeOptions, ServeOptionsError> {
     let mut listen: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8080));
     let mut token_file = None;
     let mut roots = Vec::new();
@@ -146,7 +148,10 @@ pub fn parse_serve_args(raw: &[String], cwd: &Path) -> Result<ServeOptions, Serv
         .into_iter()
         .map(|root| {
             let root = if root.is_absolute() { root } else { cwd.join(root) };
-            std::fs::canonicalize(&root).map_err(|source| ServeOptionsError::Root { path: root, source })
+            std::fs::canonicalize(&root).or_else(|source| {
+                let as_text = roots_elsewhere.then(|| normalize_lexically(&root)).flatten();
+                as_text.ok_or(ServeOptionsError::Root { path: root, source })
+            })
         })
         .collect::<Result<_, _>>()?;
     Ok(ServeOptions { listen, token, roots, max_turns, max_body_bytes, max_image_bytes, agent_args })
@@ -206,7 +211,7 @@ mod tests {
             "3",
             "--no-tools",
         ]);
-        let options = parse_serve_args(&raw, dir.path()).expect("valid");
+        let options = parse_serve_args(&raw, dir.path(), false).expect("valid");
         assert_eq!(options.listen.to_string(), "0.0.0.0:9000");
         assert_eq!(options.token.as_deref(), Some("s3cret"));
         assert_eq!(options.max_turns, 3);
@@ -217,7 +222,7 @@ mod tests {
     #[test]
     fn mistakes_are_refused_with_what_to_do() {
         let dir = tempfile::tempdir().expect("dir");
-        let refuse = |list: &[&str]| parse_serve_args(&args(list), dir.path()).expect_err("refused").to_string();
+        let refuse = |list: &[&str]| parse_serve_args(&args(list), dir.path(), false).expect_err("refused").to_string();
         assert_eq!(
             refuse(&["--listen", "0.0.0.0:8080"]),
             "--listen 0.0.0.0:8080 is reachable from other machines, and no --token-file is given; pass \
