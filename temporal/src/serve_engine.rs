@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{SessionClient, SessionSettings};
 use crate::flow::SessionInput;
 use crate::serve_turns::{FollowedTurns, follow_turn};
-use crate::store::{SessionLines, SessionStore, StoreError};
+use crate::store::{SessionLines, SessionStore, StoreError, is_message_line};
 use crate::worker::{ClusterArgs, ClusterError};
 
 /// The engine's name, in its refusals.
@@ -83,7 +83,7 @@ impl TemporalEngine {
     async fn state(&self, id: &str) -> Result<Value, ApiError> {
         let text = self.client.store().export(id).await.map_err(store_error)?.ok_or_else(|| ApiError::not_found(id))?;
         let lines = SessionLines::parse(&text).map_err(store_error)?;
-        let message_count = lines.entries.iter().filter(|entry| is_message(&entry.text)).count();
+        let message_count = lines.entries.iter().filter(|entry| entry.is_message()).count();
         // A session whose workflow has not started (created, imported) is idle.
         let status = self.client.status(id).await.unwrap_or_default();
         Ok(json!({
@@ -228,7 +228,8 @@ impl SessionEngine for TemporalEngine {
             let text =
                 self.client.store().export(id).await.map_err(store_error)?.ok_or_else(|| ApiError::not_found(id))?;
             // As pi writes its file once the first answer arrives, there is no file before.
-            let answered = text.lines().skip(1).any(|line| line.contains(r#""role":"assistant""#) && is_message(line));
+            let answered =
+                text.lines().skip(1).any(|line| line.contains(r#""role":"assistant""#) && is_message_line(line));
             if !answered {
                 return Err(no_session_file());
             }
@@ -275,11 +276,6 @@ impl SessionEngine for TemporalEngine {
         self.stopping.cancel();
         Box::pin(async { Ok(()) })
     }
-}
-
-/// Whether a session line is a `message` entry.
-fn is_message(line: &str) -> bool {
-    line.starts_with(r#"{"type":"message""#)
 }
 
 fn images_json(images: &[pi_runtime::protocol::ImageContent]) -> Vec<Value> {

@@ -24,6 +24,22 @@ pub struct EntryLine {
     pub text: String,
 }
 
+impl EntryLine {
+    /// Whether the entry is a `message` entry.
+    pub fn is_message(&self) -> bool {
+        is_message_line(&self.text)
+    }
+}
+
+/// Whether a session line is a `message` entry. pi and the runtime write `type` first, which is checked
+/// without parsing; a line written otherwise is parsed.
+pub fn is_message_line(line: &str) -> bool {
+    match line.strip_prefix(r#"{"type":""#) {
+        Some(rest) => rest.starts_with(r#"message""#),
+        None => serde_json::from_str::<serde_json::Value>(line).is_ok_and(|entry| entry["type"] == "message"),
+    }
+}
+
 /// A whole session: its header and entry lines in file order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionLines {
@@ -129,6 +145,15 @@ fn is_plain(text: &str, extra: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn message_lines_are_told_apart_whatever_their_field_order() {
+        assert!(is_message_line(r#"{"type":"message","id":"a","message":{"role":"user"}}"#));
+        assert!(is_message_line(r#"{"id":"a","type":"message"}"#));
+        assert!(!is_message_line(r#"{"type":"model_change","id":"a"}"#));
+        assert!(!is_message_line(r#"{"type":"messages","id":"a"}"#));
+        assert!(!is_message_line("not json"));
+    }
 
     const HEADER: &str =
         r#"{"type":"session","version":3,"id":"s-1","timestamp":"2026-11-28T10:00:00.000Z","cwd":"/w"}"#;

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 pub use events::{AbortNotices, EventBus, EventWatch};
 pub use jsonl::JsonlStore;
-pub use lines::{EntryLine, HeaderLine, SessionLines, check_session_id};
+pub use lines::{EntryLine, HeaderLine, SessionLines, check_session_id, is_message_line};
 pub use postgres::PostgresStore;
 
 /// What went wrong in a store.

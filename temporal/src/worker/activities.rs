@@ -310,13 +310,7 @@ fn stored_step_entries(stored: &crate::store::SessionLines, step: &ModelStep) ->
     let mut ours: Vec<String> = step.announce.messages.iter().map(|input| input.entry_id.clone()).collect();
     ours.extend((0..DERIVED_IDS_CHECKED).map(|index| derived_entry_id(&step.answer_entry_id, index)));
     let start = lines[..answer_at].iter().position(|line| ours.contains(&line.id)).unwrap_or(answer_at);
-    lines[start..=answer_at]
-        .iter()
-        .filter(|line| {
-            serde_json::from_str::<serde_json::Value>(&line.text).is_ok_and(|entry| entry["type"] == "message")
-        })
-        .map(|line| line.id.clone())
-        .collect()
+    lines[start..=answer_at].iter().filter(|line| line.is_message()).map(|line| line.id.clone()).collect()
 }
 
 /// How many of a step's derived ids a retried step looks for (more messages than a step's opening ever has).

@@ -120,7 +120,7 @@ impl Registry {
     /// Starts a new session.
     pub async fn create(&self, request: NewSession) -> Result<(String, Arc<SessionHandle>), ApiError> {
         let cwd = match &request.cwd {
-            Some(cwd) => self.allowed_cwd(Path::new(cwd))?,
+            Some(cwd) => allowed_cwd(&self.roots, Path::new(cwd))?,
             None => self.roots.first().cloned().ok_or_else(|| ApiError::internal("the server has no roots"))?,
         };
         let argv = session_flags(&request);
@@ -137,7 +137,7 @@ impl Registry {
             return Ok(handle);
         }
         let (path, header) = self.find_file(id).ok_or_else(|| ApiError::not_found(id))?;
-        let cwd = self.allowed_cwd(Path::new(&header.cwd))?;
+        let cwd = allowed_cwd(&self.roots, Path::new(&header.cwd))?;
         let path = path.to_string_lossy().into_owned();
         let (_, handle) = self.start(cwd, vec!["--session".to_owned(), path]).await?;
         Ok(handle)
@@ -177,7 +177,7 @@ impl Registry {
     /// Stores `bytes`, a pi session file, as a session of this server (byte for byte); returns its id.
     pub fn import(&self, bytes: &[u8]) -> Result<String, ApiError> {
         let header = check_import(bytes)?;
-        self.allowed_cwd(Path::new(&header.cwd))?;
+        allowed_cwd(&self.roots, Path::new(&header.cwd))?;
         if self.live_handle(&header.id).is_some() || self.find_file(&header.id).is_some() {
             return Err(session_exists(&header.id));
         }
@@ -203,7 +203,7 @@ impl Registry {
             let id = marker.session_id.clone();
             let opened = match self.find_file(&id) {
                 Some(_) => self.get(&id).await,
-                None => match self.allowed_cwd(&marker.cwd) {
+                None => match allowed_cwd(&self.roots, &marker.cwd) {
                     Ok(cwd) => self.start(cwd, vec!["--session-id".to_owned(), id.clone()]).await.map(|(_, h)| h),
                     Err(error) => Err(error),
                 },
@@ -262,12 +262,12 @@ impl Registry {
 
     /// The sessions whose directory lies under a root (and equals `cwd` when given), newest first.
     pub fn list(&self, cwd: Option<&Path>) -> Result<Vec<SessionSummary>, ApiError> {
-        let wanted = cwd.map(|cwd| self.allowed_cwd(cwd)).transpose()?;
+        let wanted = cwd.map(|cwd| allowed_cwd(&self.roots, cwd)).transpose()?;
         let live: HashMap<String, Arc<SessionHandle>> = self.lock().clone();
         let mut seen = std::collections::HashSet::new();
         let mut sessions = Vec::new();
         for (_, header, modified) in self.session_files() {
-            let Some(cwd) = self.under_root(Path::new(&header.cwd)) else { continue };
+            let Some(cwd) = under_root(&self.roots, Path::new(&header.cwd)) else { continue };
             if wanted.as_ref().is_some_and(|wanted| *wanted != cwd) || !seen.insert(header.id.clone()) {
                 continue;
             }
@@ -315,16 +315,6 @@ impl Registry {
                 .filter(|path| path.is_dir())
                 .collect(),
         }
-    }
-
-    /// `cwd` resolved (symbolic links followed) when it lies under a root; refused otherwise.
-    fn allowed_cwd(&self, cwd: &Path) -> Result<PathBuf, ApiError> {
-        allowed_cwd(&self.roots, cwd)
-    }
-
-    /// `cwd` resolved, when it lies under a root.
-    fn under_root(&self, cwd: &Path) -> Option<PathBuf> {
-        under_root(&self.roots, cwd)
     }
 
     /// How many sessions are open.
