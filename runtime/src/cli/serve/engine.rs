@@ -99,18 +99,17 @@ pub fn allowed_cwd(roots: &[PathBuf], cwd: &Path) -> Result<PathBuf, ApiError> {
     if !resolved.is_dir() {
         return Err(ApiError::bad_request(format!("cwd {}: not a directory", cwd.display())));
     }
-    under_root(roots, &resolved).ok_or_else(|| {
-        let roots: Vec<String> = roots.iter().map(|root| root.display().to_string()).collect();
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            "cwd_outside_roots",
-            format!(
-                "cwd {} is outside the server's roots ({}); start serve with --root",
-                cwd.display(),
-                roots.join(", ")
-            ),
-        )
-    })
+    under_root(roots, &resolved).ok_or_else(|| outside_roots(roots, cwd))
+}
+
+/// 403 `cwd_outside_roots`: `cwd` lies under none of `roots`.
+fn outside_roots(roots: &[PathBuf], cwd: &Path) -> ApiError {
+    let roots: Vec<String> = roots.iter().map(|root| root.display().to_string()).collect();
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "cwd_outside_roots",
+        format!("cwd {} is outside the server's roots ({}); start serve with --root", cwd.display(), roots.join(", ")),
+    )
 }
 
 /// `cwd` resolved, when it lies under one of `roots`.
@@ -126,18 +125,7 @@ pub fn allowed_remote_cwd(roots: &[PathBuf], cwd: &Path) -> Result<PathBuf, ApiE
     if !cwd.is_absolute() || cwd.exists() {
         return allowed_cwd(roots, cwd);
     }
-    under_remote_root(roots, cwd).ok_or_else(|| {
-        let roots: Vec<String> = roots.iter().map(|root| root.display().to_string()).collect();
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            "cwd_outside_roots",
-            format!(
-                "cwd {} is outside the server's roots ({}); start serve with --root",
-                cwd.display(),
-                roots.join(", ")
-            ),
-        )
-    })
+    under_remote_root(roots, cwd).ok_or_else(|| outside_roots(roots, cwd))
 }
 
 /// [`under_root`] for an engine whose sessions run on other machines (see [`allowed_remote_cwd`]).
