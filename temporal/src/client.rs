@@ -148,14 +148,15 @@ impl SessionClient {
             .map_err(|error| ClusterError::Worker(format!("cannot close session {id}: {error}")))
     }
 
-    /// Waits (at most `limit`) until session `id` runs nothing, polling its status.
-    pub async fn wait_until_idle(&self, id: &str, limit: Duration) {
-        let idle = async {
-            while self.status(id).await.is_ok_and(|status| status.running) {
+    /// Waits (at most `limit`) until session `id`, which had ended `runs` runs, has ended another or runs
+    /// nothing, polling its status.
+    pub async fn wait_for_run_end(&self, id: &str, runs: u64, limit: Duration) {
+        let ended = async {
+            while self.status(id).await.is_ok_and(|status| status.running && status.runs == runs) {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         };
-        let _ = tokio::time::timeout(limit, idle).await;
+        let _ = tokio::time::timeout(limit, ended).await;
     }
 
     /// Waits until session `id` has ended `runs` runs and is idle, polling its status.

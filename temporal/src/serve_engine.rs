@@ -158,10 +158,15 @@ impl SessionEngine for TemporalEngine {
                     SessionInput::FollowUp { text: message, images: images_json(&images) }
                 }
                 RpcCommand::Abort => {
-                    // As over RPC, the abort answers once the run has stopped.
+                    // As over RPC, the abort answers once the run it stops has stopped (a prompt queued
+                    // behind it may start its own run meanwhile).
+                    let before = self.client.status(id).await.unwrap_or_default();
                     self.send(id, SessionInput::Abort).await?;
-                    self.followed.ended(id, ABORT_WAIT).await;
-                    self.client.wait_until_idle(id, ABORT_WAIT).await;
+                    // The turns this replica started hear of the run's end first (and let their permits go).
+                    self.followed.run_ended(id, ABORT_WAIT).await;
+                    if before.running || before.queued_prompts > 0 {
+                        self.client.wait_for_run_end(id, before.runs, ABORT_WAIT).await;
+                    }
                     return Ok((json!({}), id.to_owned()));
                 }
                 _ => return Err(not_supported("this verb", ENGINE)),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use pi_runtime::cli::serve::Metrics;
 use pi_runtime::protocol::AgentEvent;
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{OwnedSemaphorePermit, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -18,6 +18,13 @@ use crate::client::SessionClient;
 
 /// How often a turn that has not ended yet asks whether its session went idle without telling.
 const IDLE_CHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// A turn being followed: its task, and how many `agent_end`s it has seen (the count stops, and reads as
+/// closed, once the task ends).
+pub(crate) struct FollowedTurn {
+    task: JoinHandle<()>,
+    run_ends: watch::Receiver<u64>,
+}
 
 /// Follows the turn just sent to session `id` (whose events were numbered up to `after` before it): holds
 /// `permit` and counts the turn until its run ends or the server stops.
@@ -28,10 +35,11 @@ pub(crate) fn follow_turn(
     id: String,
     after: u64,
     permit: OwnedSemaphorePermit,
-) -> JoinHandle<()> {
+) -> FollowedTurn {
     let started = Instant::now();
-    tokio::spawn(async move {
-        let _permit = permit;
+    let (run_ended, run_ends) = watch::channel(0);
+    let task = tokio::spawn(async move {
+        let mut permit = Some(permit);
         let mut watch = match client.bus().watch(&id, after).await {
             Ok(watch) => watch,
             Err(error) => {
@@ -55,9 +63,17 @@ pub(crate) fn follow_turn(
                     }
                     match serde_json::from_str::<AgentEvent>(&line) {
                         Ok(AgentEvent::AgentStart) => seen_start = true,
-                        Ok(AgentEvent::AgentEnd { .. }) if seen_start => {
-                            metrics.turn_finished(started.elapsed());
-                            return;
+                        Ok(AgentEvent::AgentEnd { .. }) => {
+                            // The turn's own run, or the one before it (the prompt waited behind it).
+                            let own = seen_start;
+                            if own {
+                                metrics.turn_finished(started.elapsed());
+                                drop(permit.take());
+                            }
+                            run_ended.send_modify(|ends| *ends += 1);
+                            if own {
+                                return;
+                            }
                         }
                         Ok(event) => metrics.observe(&event),
                         Err(_) => {}
@@ -72,27 +88,38 @@ pub(crate) fn follow_turn(
                 () = stopping.cancelled() => return,
             }
         }
-    })
+    });
+    FollowedTurn { task, run_ends }
 }
 
-/// The turns this replica follows, by session, so that an abort can wait for them to end.
+/// The turns this replica follows, by session, so that an abort can wait for the run it stops.
 #[derive(Default)]
-pub(crate) struct FollowedTurns(Mutex<HashMap<String, Vec<JoinHandle<()>>>>);
+pub(crate) struct FollowedTurns(Mutex<HashMap<String, Vec<FollowedTurn>>>);
 
 impl FollowedTurns {
-    pub(crate) fn add(&self, session: &str, turn: JoinHandle<()>) {
+    pub(crate) fn add(&self, session: &str, turn: FollowedTurn) {
         if let Ok(mut turns) = self.0.lock() {
-            turns.retain(|_, handles| {
-                handles.retain(|handle| !handle.is_finished());
-                !handles.is_empty()
+            turns.retain(|_, followed| {
+                followed.retain(|turn| !turn.task.is_finished());
+                !followed.is_empty()
             });
             turns.entry(session.to_owned()).or_default().push(turn);
         }
     }
 
-    /// Waits (at most `limit`) until the turns of `session` this replica follows have ended.
-    pub(crate) async fn ended(&self, session: &str, limit: Duration) {
-        let handles = self.0.lock().ok().and_then(|mut turns| turns.remove(session)).unwrap_or_default();
-        let _ = tokio::time::timeout(limit, futures::future::join_all(handles)).await;
+    /// Waits (at most `limit`) until every turn of `session` this replica follows has seen the run under way
+    /// end (a turn whose run that was has let its permit go by then) or has ended.
+    pub(crate) async fn run_ended(&self, session: &str, limit: Duration) {
+        let watching: Vec<watch::Receiver<u64>> = match self.0.lock() {
+            Ok(turns) => turns
+                .get(session)
+                .map_or_else(Vec::new, |followed| followed.iter().map(|turn| turn.run_ends.clone()).collect()),
+            Err(_) => Vec::new(),
+        };
+        let waits = watching.into_iter().map(|mut ends| async move {
+            let seen = *ends.borrow_and_update();
+            let _ = ends.wait_for(|now| *now > seen).await;
+        });
+        let _ = tokio::time::timeout(limit, futures::future::join_all(waits)).await;
     }
 }
