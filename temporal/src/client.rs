@@ -8,10 +8,12 @@ use std::time::Duration;
 use pi_runtime::session::{SessionHeader, iso_timestamp_now, new_session_id};
 use temporalio_client::{
     Client, WorkflowIdConflictPolicy, WorkflowQueryOptions, WorkflowSignalOptions, WorkflowStartOptions,
+    WorkflowUpdateWithStartOptions,
 };
 
 use crate::flow::SessionInput;
 use crate::store::{EventBus, HeaderLine, PostgresStore, SessionStore};
+use crate::worker::commands::{CommandDone, SessionCommand};
 use crate::worker::workflow::{SessionStart, SessionStatus, SessionWorkflow};
 use crate::worker::{ClusterArgs, ClusterError, connect};
 
@@ -90,14 +92,7 @@ impl SessionClient {
 
     /// Sends `input` to session `id`, starting its workflow with `settings` when it is not running.
     pub async fn send(&self, id: &str, settings: &SessionSettings, input: SessionInput) -> Result<(), ClusterError> {
-        let start = SessionStart {
-            session_id: id.to_owned(),
-            argv: settings.argv.clone(),
-            tool_queue: self.cluster.tool_queue(&self.agent, &settings.workspace),
-            heartbeat_timeout_secs: settings.heartbeat_timeout_secs,
-            turns_per_run: settings.turns_per_run,
-            carried: None,
-        };
+        let start = self.start_of(id, settings);
         let options = WorkflowStartOptions::new(self.cluster.sessions_queue(&self.agent), id)
             .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
             .build();
@@ -110,6 +105,39 @@ impl SessionClient {
             self.abort_step_under_way(id).await?;
         }
         Ok(())
+    }
+
+    /// Carries out a settings command on session `id` (starting its workflow with `settings` when it is not
+    /// running), once no step of it is under way; answers with what the command did.
+    pub async fn command(
+        &self,
+        id: &str,
+        settings: &SessionSettings,
+        command: SessionCommand,
+    ) -> Result<CommandDone, ClusterError> {
+        let start = self.start_of(id, settings);
+        let options = WorkflowUpdateWithStartOptions::new(
+            self.cluster.sessions_queue(&self.agent),
+            id,
+            WorkflowIdConflictPolicy::UseExisting,
+        )
+        .build();
+        self.client
+            .execute_update_with_start_workflow(SessionWorkflow::run, start, SessionWorkflow::command, command, options)
+            .await
+            .map_err(|error| ClusterError::Worker(format!("cannot reach session {id}: {error}")))
+    }
+
+    /// What session `id`'s workflow starts with.
+    fn start_of(&self, id: &str, settings: &SessionSettings) -> SessionStart {
+        SessionStart {
+            session_id: id.to_owned(),
+            argv: settings.argv.clone(),
+            tool_queue: self.cluster.tool_queue(&self.agent, &settings.workspace),
+            heartbeat_timeout_secs: settings.heartbeat_timeout_secs,
+            turns_per_run: settings.turns_per_run,
+            carried: None,
+        }
     }
 
     /// The workflow starts the run's later steps cancelled; the step under way hears of the abort through the

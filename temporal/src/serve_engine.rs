@@ -22,6 +22,7 @@ use crate::client::{SessionClient, SessionSettings};
 use crate::flow::SessionInput;
 use crate::serve_turns::{FollowedTurns, follow_turn};
 use crate::store::{SessionLines, SessionStore, StoreError, is_message_line};
+use crate::worker::commands::SessionCommand;
 use crate::worker::{ClusterArgs, ClusterError};
 
 /// The engine's name, in its refusals.
@@ -33,6 +34,8 @@ const ABORT_WAIT: Duration = Duration::from_secs(30);
 /// `serve`'s sessions on the cluster.
 pub struct TemporalEngine {
     client: Arc<SessionClient>,
+    /// The agent's name (its pages' titles).
+    agent: String,
     roots: Vec<PathBuf>,
     /// The agent's flags given to `serve`, for every new session.
     agent_args: Vec<String>,
@@ -51,6 +54,7 @@ impl TemporalEngine {
         let client = Arc::new(SessionClient::connect(cluster, &setup.definition.name).await?);
         Ok(Self {
             client,
+            agent: setup.definition.name.clone(),
             roots: setup.roots,
             agent_args: setup.agent_args,
             workspace,
@@ -86,13 +90,55 @@ impl TemporalEngine {
         let message_count = lines.entries.iter().filter(|entry| entry.is_message()).count();
         // A session whose workflow has not started (created, imported) is idle.
         let status = self.client.status(id).await.unwrap_or_default();
-        Ok(json!({
+        let mut state = json!({
             "sessionId": id,
             "isStreaming": status.running,
             "isCompacting": false,
             "messageCount": message_count,
             "pendingMessageCount": status.queued_steering + status.queued_follow_ups,
-        }))
+        });
+        // The model and level of the session's last step or settings command (none before the first).
+        if let Some(settings) = status.settings {
+            if let Some(model) = settings.model {
+                state["model"] = model;
+            }
+            state["thinkingLevel"] = json!(settings.thinking_level);
+        }
+        Ok(state)
+    }
+
+    /// Aborts the session's run; answers once the run it stops has stopped, as the RPC abort does (a prompt
+    /// queued behind it may start its own run meanwhile).
+    async fn abort(&self, id: &str) -> Result<(), ApiError> {
+        let before = self.client.status(id).await.unwrap_or_default();
+        self.send(id, SessionInput::Abort).await?;
+        // The turns this replica started hear of the run's end first (and let their permits go).
+        self.followed.run_ended(id, ABORT_WAIT).await;
+        if before.running || before.queued_prompts > 0 {
+            self.client.wait_for_run_end(id, before.runs, ABORT_WAIT).await;
+        }
+        Ok(())
+    }
+
+    /// A settings command, carried out by the session's workflow between steps. A compaction aborts what
+    /// runs first, as pi's does; a model or thinking change is kept for the session's workflow to start with.
+    async fn settings_command(&self, id: &str, command: SessionCommand) -> Result<Value, ApiError> {
+        let mut settings = self.session_settings(id).await?;
+        if matches!(command, SessionCommand::Compact { .. }) {
+            let status = self.client.status(id).await.unwrap_or_default();
+            if status.running || status.queued_prompts > 0 {
+                self.abort(id).await?;
+            }
+        }
+        let done = self.client.command(id, &settings, command).await.map_err(cluster_error)?;
+        if let Some(error) = done.error {
+            return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "command_failed", error));
+        }
+        if let Some(argv) = done.argv {
+            settings.argv = argv;
+            self.client.save_settings(id, &settings).await.map_err(cluster_error)?;
+        }
+        Ok(if done.data.is_null() { json!({}) } else { done.data })
     }
 }
 
@@ -158,18 +204,13 @@ impl SessionEngine for TemporalEngine {
                     SessionInput::FollowUp { text: message, images: images_json(&images) }
                 }
                 RpcCommand::Abort => {
-                    // As over RPC, the abort answers once the run it stops has stopped (a prompt queued
-                    // behind it may start its own run meanwhile).
-                    let before = self.client.status(id).await.unwrap_or_default();
-                    self.send(id, SessionInput::Abort).await?;
-                    // The turns this replica started hear of the run's end first (and let their permits go).
-                    self.followed.run_ended(id, ABORT_WAIT).await;
-                    if before.running || before.queued_prompts > 0 {
-                        self.client.wait_for_run_end(id, before.runs, ABORT_WAIT).await;
-                    }
+                    self.abort(id).await?;
                     return Ok((json!({}), id.to_owned()));
                 }
-                _ => return Err(not_supported("this verb", ENGINE)),
+                other => match SessionCommand::from_rpc(&other) {
+                    Some(command) => return Ok((self.settings_command(id, command).await?, id.to_owned())),
+                    None => return Err(not_supported("this verb", ENGINE)),
+                },
             };
             self.send(id, input).await?;
             Ok((json!({}), id.to_owned()))
@@ -242,8 +283,13 @@ impl SessionEngine for TemporalEngine {
         })
     }
 
-    fn export_html<'a>(&'a self, _id: &'a str) -> EngineFuture<'a, Vec<u8>> {
-        Box::pin(async move { Err(not_supported("export.html", ENGINE)) })
+    fn export_html<'a>(&'a self, id: &'a str) -> EngineFuture<'a, Vec<u8>> {
+        Box::pin(async move {
+            let lines = self.export_jsonl(id).await?;
+            let page = pi_runtime::export_html::session_file_page(&self.agent, &lines, id)
+                .map_err(|error| ApiError::internal(format!("cannot render session {id}: {error}")))?;
+            Ok(page.into_bytes())
+        })
     }
 
     fn import<'a>(&'a self, bytes: &'a [u8]) -> EngineFuture<'a, String> {

@@ -112,3 +112,22 @@ pub fn start_workers(
     args.extend(flags.iter().map(String::as_str));
     (0..count).map(|_| sandbox.spawn_logged(&crate::scale_agent_bin(), &args, log)).collect()
 }
+
+/// The session workflow's history (`pi-scale history`), checked to replay on this build (`history
+/// --replay`), and kept as `<name>.json` in `PI_GEN_RECORD_HISTORIES` when that names a folder (how
+/// `temporal/tests/histories/` was recorded).
+pub async fn history_replays(sandbox: &crate::Sandbox, cluster: &[String], id: &str, name: &str) {
+    let output = sandbox.run(&crate::scale_agent_bin(), &["history", id, "--temporal-address", &cluster[1]]).await;
+    assert!(output.status.success(), "history failed: {}", crate::stderr(&output));
+    let json = crate::stdout(&output);
+    let serde_check: serde_json::Value = serde_json::from_str(&json).expect("the history is JSON");
+    assert!(serde_check["events"].as_array().is_some_and(|events| events.len() > 10), "a whole history");
+    let file = sandbox.root.path().join(format!("{name}.json"));
+    std::fs::write(&file, &json).expect("history kept");
+    let file_arg = file.to_string_lossy().into_owned();
+    let replayed = sandbox.run(&crate::scale_agent_bin(), &["history", "--replay", &file_arg]).await;
+    assert!(replayed.status.success(), "the history does not replay: {}", crate::stderr(&replayed));
+    if let Some(folder) = std::env::var_os("PI_GEN_RECORD_HISTORIES") {
+        std::fs::write(std::path::Path::new(&folder).join(format!("{name}.json")), &json).expect("recorded");
+    }
+}

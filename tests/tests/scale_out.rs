@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use pi_gen_tests::temporal::{cluster_flags, start_workers};
+use pi_gen_tests::temporal::{cluster_flags, history_replays, start_workers};
 use pi_gen_tests::{Sandbox, scale_agent_bin, stderr, stdout};
 use pi_runtime::testing::{MockLlmServer, MockScript};
 use serde_json::{Value, json};
@@ -78,25 +78,6 @@ fn normalize(value: &mut Value, ids: &mut HashMap<String, String>, key: Option<&
         }
         _ if matches!(key, Some("timestamp" | "durationMs" | "cwd" | "responseId")) => *value = json!("~"),
         _ => {}
-    }
-}
-
-/// The session workflow's history (`pi-scale history`), checked to replay on this build (`history
-/// --replay`), and kept as `<name>.json` in `PI_GEN_RECORD_HISTORIES` when that names a folder (how
-/// `temporal/tests/histories/` was recorded).
-async fn history_replays(sandbox: &Sandbox, cluster: &[String], id: &str, name: &str) {
-    let output = sandbox.run(&scale_agent_bin(), &["history", id, "--temporal-address", &cluster[1]]).await;
-    assert!(output.status.success(), "history failed: {}", stderr(&output));
-    let json = stdout(&output);
-    let serde_check: Value = serde_json::from_str(&json).expect("the history is JSON");
-    assert!(serde_check["events"].as_array().is_some_and(|events| events.len() > 10), "a whole history");
-    let file = sandbox.root.path().join(format!("{name}.json"));
-    std::fs::write(&file, &json).expect("history kept");
-    let file_arg = file.to_string_lossy().into_owned();
-    let replayed = sandbox.run(&scale_agent_bin(), &["history", "--replay", &file_arg]).await;
-    assert!(replayed.status.success(), "the history does not replay: {}", stderr(&replayed));
-    if let Some(folder) = std::env::var_os("PI_GEN_RECORD_HISTORIES") {
-        std::fs::write(std::path::Path::new(&folder).join(format!("{name}.json")), &json).expect("recorded");
     }
 }
 

@@ -16,6 +16,7 @@ pub(crate) mod list_models;
 mod login;
 pub mod mcp;
 mod model_catalog;
+mod model_controls;
 mod model_match;
 mod model_scope;
 mod model_select;
@@ -63,7 +64,7 @@ pub use registry::{ModelRegistry, RegisteredModel};
 pub use resolve::{ResolvedModel, resolve_model};
 pub use run_defaults::{DEFAULT_THINKING_LEVEL, RunDefaults};
 pub use settings::{Settings, SettingsProblem};
-pub use step_session::open_step_session;
+pub use step_session::{StepModels, open_step_session, run_step_command, step_models};
 
 use crate::AgentDefinition;
 use crate::extension::Extensions;

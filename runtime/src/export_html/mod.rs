@@ -22,7 +22,7 @@ use self::entries::EntryContext;
 pub use self::markdown::markdown_html;
 pub use self::stats::SessionFigures;
 use crate::prompt::escape_xml as escape;
-use crate::session::{SessionHeader, SessionTree, load_session_file};
+use crate::session::{SessionHeader, SessionTree, load_session_file, parse_session_text};
 use crate::tools::write::write_atomic_blocking;
 
 const STYLE: &str = include_str!("page.css");
@@ -175,18 +175,37 @@ pub fn export_session_file(agent: &str, input: &Path, output: Option<&str>) -> R
     let jsonl = std::fs::read(input).map_err(|error| format!("cannot read {}: {error}", input.display()))?;
     let tree = SessionTree::from_entries(loaded.entries);
     let stem = input.file_stem().map_or_else(|| loaded.header.id.clone(), |stem| stem.to_string_lossy().into_owned());
-    let info = ExportInfo {
+    write_session_page(&stored_page_info(agent, &loaded.header, &tree, &jsonl, &stem), output, &stem)
+}
+
+/// A session file's lines as a page, written nowhere (`serve --engine temporal` renders its store's copy);
+/// `stem` names the page's download of the lines.
+pub fn session_file_page(agent: &str, jsonl: &[u8], stem: &str) -> Result<String, String> {
+    let text = String::from_utf8_lossy(jsonl);
+    let loaded = parse_session_text(&text).ok_or("not a session file: its first line is not a session header")?;
+    let tree = SessionTree::from_entries(loaded.entries);
+    Ok(session_html(&stored_page_info(agent, &loaded.header, &tree, jsonl, stem)))
+}
+
+/// What a page of a stored file shows (no system prompt or tools: no session runs).
+fn stored_page_info<'a>(
+    agent: &'a str,
+    header: &'a SessionHeader,
+    tree: &'a SessionTree,
+    jsonl: &'a [u8],
+    stem: &str,
+) -> ExportInfo<'a> {
+    ExportInfo {
         agent,
-        header: &loaded.header,
+        header,
         entries: tree.entries(),
         leaf_id: tree.leaf_id(),
         session_name: tree.session_name(),
-        jsonl: &jsonl,
+        jsonl,
         jsonl_name: format!("{stem}.jsonl"),
         system_prompt: None,
         tools: Vec::new(),
-    };
-    write_session_page(&info, output, &stem)
+    }
 }
 
 /// Writes the page to `output` (as given, `~` expanded) or to `<agent>-session-<stem>.html` in the working

@@ -16,6 +16,7 @@ use temporalio_macros::activities;
 use temporalio_sdk::ApplicationFailure;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
+use super::commands::{self, CommandDone, CommandStep, ModelSettings};
 use super::step_host::{OpenStep, StepError, StepHost};
 use super::workflow::EVENTS_PER_STEP;
 use crate::flow::{Announcements, ModelReport, ToolResultSlot, UserInput};
@@ -51,6 +52,9 @@ pub struct ModelStep {
 pub struct ModelStepDone {
     pub report: ModelReport,
     pub system_prompt: Option<String>,
+    /// The model and thinking level the step ran with (for the session's state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<ModelSettings>,
 }
 
 /// The tool step's input (also the input of the step that marks unfinished results interrupted).
@@ -96,7 +100,8 @@ impl SessionActivities {
         let stored = host.stored(&step.target.session_id).await.map_err(failed)?;
         if let Some(answer) = stored_answer(&stored, &step.answer_entry_id) {
             let recorded = stored_step_entries(&stored, &step);
-            return Ok(ModelStepDone { report: report_of(&answer, recorded), system_prompt: step.system_prompt });
+            let report = report_of(&answer, recorded);
+            return Ok(ModelStepDone { report, system_prompt: step.system_prompt, settings: None });
         }
         let open =
             host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
@@ -146,6 +151,22 @@ impl SessionActivities {
         let outcome = open.session.run_step(request, ids).await;
         host.close(open).await.map_err(failed)?;
         outcome.map(drop).map_err(|error| failed(step_failed(&step.target, error)))
+    }
+
+    /// Carries out a settings command (model, thinking level, name, compaction) between steps.
+    #[activity(name = "run_command")]
+    pub async fn run_command(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        step: CommandStep,
+    ) -> Result<CommandDone, ActivityError> {
+        let _alive = heartbeat(&ctx);
+        let host = &self.host;
+        let open =
+            host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
+        let outcome = commands::run_command(host, &open, step).await;
+        host.close(open).await.map_err(failed)?;
+        outcome.map_err(failed)
     }
 
     /// Emits the pending `turn_end` and `agent_end` with the run's messages, then the after-run checks.
@@ -210,7 +231,7 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
         .filter(|entry| entry.message().is_some() && !before.contains(&entry.id))
         .map(|entry| entry.id.clone())
         .collect();
-    Ok(ModelStepDone { report: report_of(&answer, recorded), system_prompt })
+    Ok(ModelStepDone { report: report_of(&answer, recorded), system_prompt, settings: Some(ModelSettings::of(open)) })
 }
 
 /// Runs `step`; when an abort is asked for meanwhile (on the event bus), the session's agent is aborted and

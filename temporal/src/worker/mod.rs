@@ -3,6 +3,7 @@
 //! workspace's tool queue (tool batches run where the checkout is); any number of workers may run.
 
 pub mod activities;
+pub mod commands;
 pub mod replay;
 pub mod step_host;
 pub mod workflow;

@@ -70,12 +70,7 @@ impl StepHost {
         let path = self.scratch.join(format!("{session_id}.{step}.jsonl"));
         std::fs::write(&path, stored.to_text()).map_err(|source| StepError::Scratch { path: path.clone(), source })?;
         let (sender, publisher) = self.publisher(session_id, event_base);
-        let only_events = sender.clone();
-        let emit: SessionEventSink = Arc::new(move |event: &SessionOnlyEvent| {
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = only_events.send(Some(line));
-            }
-        });
+        let emit = session_event_sink(sender.clone());
         let mut flags = argv.to_vec();
         flags.extend(["--session".to_owned(), path.to_string_lossy().into_owned()]);
         let cwd = PathBuf::from(&stored.header.cwd);
@@ -167,10 +162,27 @@ impl StepHost {
 }
 
 impl OpenStep {
+    /// Where events the step emits itself (beside the session's own) go: out on the bus, in order.
+    pub fn session_events(&self) -> SessionEventSink {
+        match &self.publisher {
+            Some((sender, _)) => session_event_sink(sender.clone()),
+            None => Arc::new(|_: &SessionOnlyEvent| {}),
+        }
+    }
+
     /// The ids of the entries stored before the step.
     pub fn stored_ids(&self) -> impl Iterator<Item = &str> {
         self.stored.entries.iter().map(|entry| entry.id.as_str())
     }
+}
+
+/// Session-only events as lines for the step's publisher.
+fn session_event_sink(lines: mpsc::UnboundedSender<Option<String>>) -> SessionEventSink {
+    Arc::new(move |event: &SessionOnlyEvent| {
+        if let Ok(line) = serde_json::to_string(event) {
+            let _ = lines.send(Some(line));
+        }
+    })
 }
 
 /// The most events one transaction publishes.

@@ -17,6 +17,7 @@ use temporalio_sdk::{
 };
 
 use super::activities::{FinishStep, ModelStep, SessionActivities, StepTarget, ToolsStep};
+use super::commands::{CommandDone, CommandStep, ModelSettings, SessionCommand};
 use crate::flow::{Action, FlowMismatch, SessionFlow, SessionInput};
 
 /// Turns after which the workflow continues as new (between runs), keeping its history short.
@@ -57,6 +58,9 @@ pub struct Carried {
     pub flow: SessionFlow,
     pub steps: u64,
     pub runs: u64,
+    /// The model and thinking level the session was last seen at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<ModelSettings>,
 }
 
 /// What the workflow's `status` query answers.
@@ -72,6 +76,9 @@ pub struct SessionStatus {
     pub runs: u64,
     /// Steps handed to activities so far (step `n` numbers its events after `n * EVENTS_PER_STEP`).
     pub steps: u64,
+    /// The model and thinking level of the session's last step or settings command (none before its first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<ModelSettings>,
 }
 
 #[workflow]
@@ -89,6 +96,15 @@ pub struct SessionWorkflow {
     run_aborted: bool,
     /// An abort came while the prompt it follows was waiting: the run that prompt starts starts aborted.
     abort_next_run: bool,
+    /// What the session's steps start from (the flags as settings commands left them); set as the run begins.
+    start: Option<SessionStart>,
+    /// An activity of the main loop is under way (a settings command waits for it).
+    stepping: bool,
+    /// A settings command's activity is under way (the main loop's next step waits for it).
+    commanding: bool,
+    /// Settings commands waiting for the step under way to end (the main loop lets them go first).
+    commands_waiting: u32,
+    settings: Option<ModelSettings>,
 }
 
 #[workflow_methods]
@@ -96,26 +112,38 @@ impl SessionWorkflow {
     #[run]
     pub async fn run(ctx: &mut WorkflowContext<Self>, start: SessionStart) -> WorkflowResult<()> {
         let heartbeat = start.heartbeat_timeout_secs.map_or(HEARTBEAT_TIMEOUT, Duration::from_secs);
-        if let Some(carried) = start.carried.clone() {
-            ctx.state_mut(|state| {
+        ctx.state_mut(|state| {
+            if let Some(carried) = start.carried.clone() {
                 state.flow = carried.flow;
                 state.steps = carried.steps;
                 state.runs = carried.runs;
-            });
-        }
+                state.settings = carried.settings;
+            }
+            state.start = Some(SessionStart { carried: None, ..start.clone() });
+        });
         let turns_per_run = start.turns_per_run.unwrap_or(TURNS_PER_RUN).max(1);
         loop {
             // Between runs, once enough turns made the history long: the same session goes on as a new run.
             if ctx.state(|state| state.is_idle() && state.flow.turns() >= turns_per_run) {
-                let carried = ctx.state_mut(|state| {
+                let (carried, argv) = ctx.state_mut(|state| {
                     state.flow.reset_turns();
-                    Carried { flow: state.flow.clone(), steps: state.steps, runs: state.runs }
+                    let carried = Carried {
+                        flow: state.flow.clone(),
+                        steps: state.steps,
+                        runs: state.runs,
+                        settings: state.settings.clone(),
+                    };
+                    (carried, state.argv())
                 });
-                let next = SessionStart { carried: Some(carried), ..start.clone() };
+                let next = SessionStart { carried: Some(carried), argv, ..start.clone() };
                 ctx.continue_as_new(next, ContinueAsNewOptions::default())?;
             }
-            ctx.wait_condition(|state| state.has_work()).await?;
-            let inputs = ctx.state_mut(|state| std::mem::take(&mut state.inbox));
+            // Settings commands that wait go before the next step (a run's steps would starve them).
+            ctx.wait_condition(|state| state.has_work() && !state.commanding && state.commands_waiting == 0).await?;
+            let inputs = ctx.state_mut(|state| {
+                state.stepping = true;
+                std::mem::take(&mut state.inbox)
+            });
             for input in inputs {
                 let id = new_entry_id(ctx);
                 ctx.state_mut(|state| {
@@ -140,7 +168,7 @@ impl SessionWorkflow {
                 state.steps += 1;
                 StepTarget {
                     session_id: start.session_id.clone(),
-                    argv: start.argv.clone(),
+                    argv: state.argv(),
                     event_base: state.steps * EVENTS_PER_STEP,
                     aborted: state.run_aborted,
                 }
@@ -154,6 +182,7 @@ impl SessionWorkflow {
                     let mut ids = done.report.tool_call_ids.iter().map(|_| new_entry_id(ctx)).collect::<Vec<_>>();
                     ctx.state_mut(|state| {
                         state.run_system_prompt = done.system_prompt;
+                        state.settings = done.settings.or(state.settings.take());
                         state.flow.model_answered(&done.report, &mut || ids.pop().unwrap_or_default())
                     })
                     .map_err(mismatch)?;
@@ -182,13 +211,54 @@ impl SessionWorkflow {
                     .map_err(mismatch)?;
                 }
                 _ => {
-                    ctx.state_mut(|state| state.steps -= 1);
+                    ctx.state_mut(|state| {
+                        state.steps -= 1;
+                        state.stepping = false;
+                    });
                     if ctx.state(|state| state.closing && state.inbox.is_empty()) {
                         return Ok(());
                     }
                 }
             }
+            ctx.state_mut(|state| state.stepping = false);
         }
+    }
+
+    /// A settings command (model, thinking level, name, compaction): carried out once no step is under way,
+    /// before the next one starts; a model or thinking change holds for every later step.
+    #[update]
+    pub async fn command(ctx: &mut WorkflowContext<Self>, command: SessionCommand) -> CommandDone {
+        ctx.state_mut(|state| state.commands_waiting += 1);
+        let ready = ctx.wait_condition(|state| state.start.is_some() && !state.stepping && !state.commanding).await;
+        ctx.state_mut(|state| state.commands_waiting -= 1);
+        if let Err(error) = ready {
+            return CommandDone::failed(format!("the session ended first: {error:?}"));
+        }
+        let (step, heartbeat) = ctx.state_mut(|state| {
+            state.commanding = true;
+            state.steps += 1;
+            let start = state.start.clone().unwrap_or_default();
+            let heartbeat = start.heartbeat_timeout_secs.map_or(HEARTBEAT_TIMEOUT, Duration::from_secs);
+            let target = StepTarget {
+                session_id: start.session_id.clone(),
+                argv: state.argv(),
+                event_base: state.steps * EVENTS_PER_STEP,
+                aborted: false,
+            };
+            (CommandStep { target, command }, heartbeat)
+        });
+        let done = ctx.execute_activity(SessionActivities::run_command, step, model_options(heartbeat)).await;
+        let done = done.unwrap_or_else(|error| CommandDone::failed(format!("the command's step failed: {error:?}")));
+        ctx.state_mut(|state| {
+            state.commanding = false;
+            if let (Some(argv), Some(start)) = (&done.argv, state.start.as_mut()) {
+                start.argv = argv.clone();
+            }
+            if done.settings.is_some() {
+                state.settings = done.settings.clone();
+            }
+        });
+        done
     }
 
     /// A prompt, steering, a follow-up or an abort (which makes the running run's later steps start
@@ -217,6 +287,7 @@ impl SessionWorkflow {
             queued_follow_ups,
             runs: self.runs,
             steps: self.steps,
+            settings: self.settings.clone(),
         }
     }
 }
@@ -224,7 +295,17 @@ impl SessionWorkflow {
 impl SessionWorkflow {
     /// No run under way and nothing waiting to start one.
     fn is_idle(&self) -> bool {
-        !self.flow.is_running() && self.flow.queued_counts().0 == 0 && self.inbox.is_empty() && !self.closing
+        !self.flow.is_running()
+            && self.flow.queued_counts().0 == 0
+            && self.inbox.is_empty()
+            && !self.closing
+            && !self.commanding
+            && self.commands_waiting == 0
+    }
+
+    /// The flags the session's next step opens it with.
+    fn argv(&self) -> Vec<String> {
+        self.start.as_ref().map(|start| start.argv.clone()).unwrap_or_default()
     }
 
     fn has_work(&self) -> bool {

@@ -5,7 +5,7 @@ use pi_gen_tests::{Sandbox, agent_binary};
 use serde_json::{Value, json};
 
 use super::client::{Server, json_body};
-use super::{mock, serve, wait_idle};
+use super::{Engine, mock, serve_on, stored_session, wait_idle};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_permission_prompt_is_an_event_answered_with_post_ui() {
@@ -44,9 +44,18 @@ async fn a_permission_prompt_is_an_event_answered_with_post_ui() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn export_import_model_thinking_metrics_and_the_openapi_description() {
+    export_import_model_thinking_metrics(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_export_import_model_thinking_metrics_and_the_openapi_description() {
+    export_import_model_thinking_metrics(Engine::Temporal).await;
+}
+
+async fn export_import_model_thinking_metrics(engine: Engine) {
     let mock = mock(json!([{"text": "First answer.", "usage": {"input": 12, "output": 5}}])).await;
     let sandbox = Sandbox::new(&mock.base_url());
-    let server = serve(&sandbox, &[]).await;
+    let server = serve_on(engine, &sandbox, &[]).await;
     let id = server.create_session(&sandbox).await;
     let (status, body) = server.get(&format!("/v1/sessions/{id}/export.jsonl")).await;
     assert_eq!(status, 404, "no file before the first answer: {body}");
@@ -69,6 +78,9 @@ async fn export_import_model_thinking_metrics_and_the_openapi_description() {
     let response = server.send(reqwest::Method::GET, &format!("/v1/sessions/{id}/export.jsonl"), None).await;
     assert_eq!(response.headers()["content-type"], "application/x-ndjson");
     let exported = response.bytes().await.expect("bytes").to_vec();
+    let text = String::from_utf8_lossy(&exported);
+    let changes = text.lines().filter(|line| line.contains(r#""type":"model_change""#)).count();
+    assert_eq!(changes, 2, "the session's model, then the one set: {text}");
     let response = server.send(reqwest::Method::GET, &format!("/v1/sessions/{id}/export.html"), None).await;
     assert_eq!(response.status().as_u16(), 200);
     assert_eq!(response.headers()["content-type"], "text/html; charset=utf-8");
@@ -88,8 +100,7 @@ async fn export_import_model_thinking_metrics_and_the_openapi_description() {
     let response = import(exported.clone()).await;
     assert_eq!(response.status().as_u16(), 201);
     assert_eq!(json_body(response).await["id"], id.as_str());
-    let files = sandbox.session_files();
-    assert_eq!(std::fs::read(&files[0]).expect("imported file"), exported);
+    assert_eq!(stored_session(&server, &sandbox, &id).await, exported, "the imported session");
     let response = import(exported.clone()).await;
     assert_eq!(response.status().as_u16(), 409, "the id exists");
     let response = import(b"not a session\n".to_vec()).await;
@@ -100,13 +111,18 @@ async fn export_import_model_thinking_metrics_and_the_openapi_description() {
     let response = server.send(reqwest::Method::GET, "/metrics", None).await;
     assert_eq!(response.headers()["content-type"], "text/plain; version=0.0.4");
     let metrics = response.text().await.expect("metrics");
+    // Embedded serve holds the imported session open (its state was asked); the Temporal tier holds none.
+    let open = match engine {
+        Engine::Embedded => "pi_serve_sessions_open 1\n",
+        Engine::Temporal => "pi_serve_sessions_open 0\n",
+    };
     for line in [
         "pi_serve_turns_started_total 1\n",
         "pi_serve_turns_finished_total 1\n",
         "pi_serve_tokens_total{kind=\"input\"} 12\n",
         "pi_serve_tokens_total{kind=\"output\"} 5\n",
         "pi_serve_turn_duration_seconds_count 1\n",
-        "pi_serve_sessions_open 1\n",
+        open,
     ] {
         assert!(metrics.contains(line), "{line:?} missing in\n{metrics}");
     }
@@ -131,4 +147,61 @@ async fn export_import_model_thinking_metrics_and_the_openapi_description() {
         }
     }
     let _: Value = document;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_and_thinking_level_set_over_http_hold_for_the_next_prompt() {
+    model_and_thinking_hold(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_a_model_and_thinking_level_set_over_http_hold_for_the_next_prompt() {
+    model_and_thinking_hold(Engine::Temporal).await;
+}
+
+async fn model_and_thinking_hold(engine: Engine) {
+    let mock = mock(json!([{"text": "From m."}, {"text": "From the thinker."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let models = json!({"providers": {"mock": {
+        "baseUrl": mock.base_url(), "api": "openai-completions", "apiKey": "mock-key",
+        "models": [{"id": "m", "name": "Mock model"}, {"id": "thinker", "name": "Thinker", "reasoning": true}]
+    }}});
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).expect("models.json");
+    let server = serve_on(engine, &sandbox, &[]).await;
+    let id = server.create_session(&sandbox).await;
+    let mut events = server.events(&id, None).await;
+    for (prompt, switch) in [("first", true), ("second", false)] {
+        let (status, body) = server.post(&format!("/v1/sessions/{id}/prompt"), json!({"message": prompt})).await;
+        assert_eq!(status, 202, "{body}");
+        events.until("agent_end").await;
+        wait_idle(&server, &id).await;
+        if switch {
+            let path = format!("/v1/sessions/{id}/model");
+            let (status, model) = server.post(&path, json!({"provider": "mock", "model": "thinker"})).await;
+            assert_eq!((status, &model["id"]), (200, &json!("thinker")), "{model}");
+            let (status, body) = server.post(&format!("/v1/sessions/{id}/thinking"), json!({"level": "high"})).await;
+            assert_eq!(status, 200, "{body}");
+            let changed = events.until("thinking_level_changed").await;
+            assert_eq!(changed["level"], "high", "{changed}");
+            let (_, state) = server.get(&format!("/v1/sessions/{id}")).await;
+            assert_eq!(
+                (&state["model"]["id"], &state["thinkingLevel"]),
+                (&json!("thinker"), &json!("high")),
+                "{state}"
+            );
+        }
+    }
+    let requests = mock.requests();
+    let asked: Vec<(&Value, &Value)> =
+        requests.iter().map(|request| (&request.body["model"], &request.body["reasoning_effort"])).collect();
+    assert_eq!(
+        asked,
+        [(&json!("m"), &Value::Null), (&json!("thinker"), &json!("high"))],
+        "the second turn on the new model"
+    );
+    if engine == Engine::Temporal {
+        // The workflow's history, its settings updates included, replays on this build.
+        let cluster = pi_gen_tests::temporal::cluster_flags();
+        pi_gen_tests::temporal::history_replays(&sandbox, &cluster, &id, "settings-commands").await;
+    }
 }

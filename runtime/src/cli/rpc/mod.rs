@@ -24,6 +24,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 pub use command::{COMMAND_TYPES, ParsedLine, RpcCommand, RpcReply, parse_line};
+pub use state::model_json;
 
 pub(crate) use self::dispatch::Rpc;
 use self::output::RpcOutput;
