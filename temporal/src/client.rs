@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use pi_runtime::session::{SessionHeader, iso_timestamp_now, new_session_id};
+use temporalio_client::errors::WorkflowQueryError;
 use temporalio_client::{
     Client, WorkflowIdConflictPolicy, WorkflowQueryOptions, WorkflowSignalOptions, WorkflowStartOptions,
     WorkflowUpdateWithStartOptions,
@@ -13,6 +14,7 @@ use temporalio_client::{
 
 use crate::flow::SessionInput;
 use crate::store::{EventBus, HeaderLine, PostgresStore, SessionStore};
+use crate::worker::batch::{BatchProgress, BatchSession, BatchStart, BatchWorkflow};
 use crate::worker::commands::{CommandDone, SessionCommand};
 use crate::worker::workflow::{SessionStart, SessionStatus, SessionWorkflow};
 use crate::worker::{ClusterArgs, ClusterError, connect};
@@ -126,6 +128,41 @@ impl SessionClient {
             .execute_update_with_start_workflow(SessionWorkflow::run, start, SessionWorkflow::command, command, options)
             .await
             .map_err(|error| ClusterError::Worker(format!("cannot reach session {id}: {error}")))
+    }
+
+    /// Starts a batch's workflow (its sessions stored already); `settings` are its sessions'.
+    pub async fn start_batch(
+        &self,
+        batch_id: &str,
+        prompt: &str,
+        sessions: Vec<BatchSession>,
+        concurrency: u32,
+        settings: &SessionSettings,
+    ) -> Result<(), ClusterError> {
+        let start = BatchStart {
+            batch_id: batch_id.to_owned(),
+            prompt: prompt.to_owned(),
+            sessions,
+            concurrency,
+            session: self.start_of("", settings),
+        };
+        let options = WorkflowStartOptions::new(self.cluster.sessions_queue(&self.agent), batch_id).build();
+        self.client
+            .start_workflow(BatchWorkflow::run, start, options)
+            .await
+            .map(drop)
+            .map_err(|error| ClusterError::Worker(format!("cannot start batch {batch_id}: {error}")))
+    }
+
+    /// Batch `id`'s progress, from its workflow.
+    /// `None` when there is no such batch.
+    pub async fn batch_progress(&self, id: &str) -> Result<Option<BatchProgress>, ClusterError> {
+        let handle = self.client.get_workflow_handle::<BatchWorkflow>(id);
+        match handle.query(BatchWorkflow::progress, (), WorkflowQueryOptions::default()).await {
+            Ok(progress) => Ok(Some(progress)),
+            Err(WorkflowQueryError::NotFound(_)) => Ok(None),
+            Err(error) => Err(ClusterError::Worker(format!("cannot ask batch {id}: {error}"))),
+        }
     }
 
     /// What session `id`'s workflow starts with.

@@ -10,9 +10,10 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use pi_runtime::cli::rpc::RpcCommand;
 use pi_runtime::cli::serve::{
-    ApiError, EngineFuture, EngineSetup, EventStream, Metrics, NewSession, PromptAccepted, PromptRequest,
-    SessionEngine, SessionSummary, StatusCode, allowed_remote_cwd, check_import, no_session_file, not_supported,
-    session_exists, session_flags, under_remote_root,
+    ApiError, BatchAnswer, BatchRequest, BatchSessionRef, BatchSessionStatus, BatchStarted, BatchStatus, EngineFuture,
+    EngineSetup, EventStream, Metrics, NewSession, PromptAccepted, PromptRequest, SessionEngine, SessionSummary,
+    StatusCode, allowed_remote_cwd, batch_not_found, check_import, no_session_file, not_supported, session_exists,
+    session_flags, under_remote_root,
 };
 use pi_runtime::session::new_session_id;
 use serde_json::{Value, json};
@@ -22,6 +23,7 @@ use crate::client::{SessionClient, SessionSettings};
 use crate::flow::SessionInput;
 use crate::serve_turns::{FollowedTurns, follow_turn};
 use crate::store::{SessionLines, SessionStore, StoreError, is_message_line};
+use crate::worker::batch::{BatchItemStatus, BatchSession};
 use crate::worker::commands::SessionCommand;
 use crate::worker::{ClusterArgs, ClusterError};
 
@@ -105,6 +107,25 @@ impl TemporalEngine {
             state["thinkingLevel"] = json!(settings.thinking_level);
         }
         Ok(state)
+    }
+
+    /// The last answer stored in session `id`.
+    async fn last_answer(&self, id: &str) -> Result<Option<BatchAnswer>, ApiError> {
+        let Some(text) = self.client.store().export(id).await.map_err(store_error)? else { return Ok(None) };
+        let answer = text.lines().rev().find_map(|line| {
+            let entry: Value = serde_json::from_str(line).ok()?;
+            let message = entry.get("message").filter(|message| message["role"] == "assistant")?;
+            let text: String = message["content"]
+                .as_array()?
+                .iter()
+                .filter(|block| block["type"] == "text")
+                .filter_map(|block| block["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("");
+            let stop_reason = message["stopReason"].as_str().unwrap_or_default().to_owned();
+            Some(BatchAnswer { text, stop_reason })
+        });
+        Ok(answer)
     }
 
     /// Aborts the session's run; answers once the run it stops has stopped, as the RPC abort does (a prompt
@@ -312,6 +333,59 @@ impl SessionEngine for TemporalEngine {
 
     fn answer_dialog<'a>(&'a self, _id: &'a str, _line: String) -> EngineFuture<'a, bool> {
         Box::pin(async move { Err(not_supported("answering a dialog", ENGINE)) })
+    }
+
+    fn start_batch(&self, request: BatchRequest, concurrency: u32) -> EngineFuture<'_, BatchStarted> {
+        Box::pin(async move {
+            let cwds = request
+                .repos
+                .iter()
+                .map(|repo| allowed_remote_cwd(&self.roots, repo))
+                .collect::<Result<Vec<_>, _>>()?;
+            let settings = self.settings_for(Vec::new());
+            let mut sessions = Vec::with_capacity(cwds.len());
+            for cwd in &cwds {
+                let id = self.client.create(cwd, None).await.map_err(cluster_error)?;
+                self.client.save_settings(&id, &settings).await.map_err(cluster_error)?;
+                sessions.push(BatchSession { session_id: id, repo: cwd.to_string_lossy().into_owned() });
+            }
+            let id = format!("batch-{}", new_session_id());
+            let refs = sessions
+                .iter()
+                .map(|session| BatchSessionRef { id: session.session_id.clone(), repo: session.repo.clone() })
+                .collect();
+            self.client
+                .start_batch(&id, &request.prompt, sessions, concurrency, &settings)
+                .await
+                .map_err(cluster_error)?;
+            Ok(BatchStarted { id, sessions: refs })
+        })
+    }
+
+    fn batch<'a>(&'a self, id: &'a str) -> EngineFuture<'a, BatchStatus> {
+        Box::pin(async move {
+            if !id.starts_with("batch-") {
+                return Err(batch_not_found(id));
+            }
+            let progress =
+                self.client.batch_progress(id).await.map_err(cluster_error)?.ok_or_else(|| batch_not_found(id))?;
+            let mut sessions = Vec::with_capacity(progress.items.len());
+            for item in progress.items {
+                let status = serde_json::to_value(item.status).ok().and_then(|v| v.as_str().map(str::to_owned));
+                let answer = match item.status {
+                    BatchItemStatus::Done => self.last_answer(&item.session.session_id).await?,
+                    _ => None,
+                };
+                sessions.push(BatchSessionStatus {
+                    id: item.session.session_id,
+                    repo: item.session.repo,
+                    status: status.unwrap_or_default(),
+                    answer,
+                    error: item.error,
+                });
+            }
+            Ok(BatchStatus::new(id.to_owned(), progress.prompt, progress.concurrency, sessions))
+        })
     }
 
     fn metrics(&self) -> &Metrics {

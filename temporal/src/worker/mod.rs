@@ -3,6 +3,7 @@
 //! workspace's tool queue (tool batches run where the checkout is); any number of workers may run.
 
 pub mod activities;
+pub mod batch;
 pub mod commands;
 pub mod replay;
 pub mod step_host;
@@ -129,6 +130,8 @@ async fn serve_queues(
         let options = WorkerOptions::new(sessions_queue.clone())
             .max_heartbeat_throttle_interval(HEARTBEAT_THROTTLE)
             .register_workflow::<SessionWorkflow>()
+            .map_err(|error| failed(&error))?
+            .register_workflow::<batch::BatchWorkflow>()
             .map_err(|error| failed(&error))?
             .register_activities(SessionActivities { host: host.clone() })
             .build();

@@ -4,6 +4,7 @@
 //! against `serve --engine temporal` (two workers, a Temporal dev server and Postgres, all real).
 
 mod api;
+mod batches;
 mod client;
 mod crash;
 

@@ -14,6 +14,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::actor::PromptAccepted;
 use super::api_error::ApiError;
+use super::batches::{BatchRequest, BatchStarted, BatchStatus};
 use super::metrics::Metrics;
 use super::registry::{NewSession, SessionSummary};
 use crate::cli::rpc::RpcCommand;
@@ -69,6 +70,19 @@ pub trait SessionEngine: Send + Sync {
     /// not a valid one.
     fn answer_dialog<'a>(&'a self, id: &'a str, line: String) -> EngineFuture<'a, bool>;
 
+    /// Starts a batch run: a session per repository, each running the prompt, `concurrency` at once (the
+    /// request checked already).
+    fn start_batch(&self, request: BatchRequest, concurrency: u32) -> EngineFuture<'_, BatchStarted> {
+        let _ = (request, concurrency);
+        Box::pin(async { Err(batches_not_here()) })
+    }
+
+    /// Batch `id`'s progress and answers.
+    fn batch<'a>(&'a self, id: &'a str) -> EngineFuture<'a, BatchStatus> {
+        let _ = id;
+        Box::pin(async { Err(batches_not_here()) })
+    }
+
     /// The counters `/metrics` reports.
     fn metrics(&self) -> &Metrics;
 
@@ -77,6 +91,15 @@ pub trait SessionEngine: Send + Sync {
 
     /// The server is stopping: abort what runs here and save.
     fn stop(&self) -> EngineFuture<'_, ()>;
+}
+
+/// The refusal of a batch run by an engine that has none.
+fn batches_not_here() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_IMPLEMENTED,
+        "not_supported",
+        "batch runs need serve --engine temporal (a batch is a workflow whose children are its sessions)",
+    )
 }
 
 /// The refusal of a verb an engine does not carry out (yet).

@@ -6,6 +6,7 @@
 mod actor;
 mod api_error;
 mod auth;
+mod batches;
 mod embedded;
 mod engine;
 mod events;
@@ -29,6 +30,9 @@ pub use axum::http::StatusCode;
 
 pub use self::actor::PromptAccepted;
 pub use self::api_error::ApiError;
+pub use self::batches::{
+    BatchAnswer, BatchRequest, BatchSessionRef, BatchSessionStatus, BatchStarted, BatchStatus, batch_not_found,
+};
 pub use self::embedded::no_session_file;
 pub use self::engine::{
     EngineFuture, EventStream, PromptRequest, SessionEngine, allowed_cwd, allowed_remote_cwd, check_import,

@@ -6,6 +6,7 @@ use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
 use super::actor::PromptAccepted;
+use super::batches::{BatchRequest, BatchStarted, BatchStatus};
 use super::registry::{NewSession, SessionList};
 use super::routes::{CompactBody, ForkBody, ModelBody, PromptBody, QueuedBody, ThinkingBody};
 
@@ -29,7 +30,8 @@ pub fn openapi_document(agent: &str, version: &str) -> Value {
         let mut described = Map::new();
         described.insert("summary".into(), json!(operation.summary));
         if operation.path.contains("{id}") {
-            described.insert("parameters".into(), json!([path_parameter("id", "The session id")]));
+            let what = if operation.path.starts_with("/v1/batches") { "The batch id" } else { "The session id" };
+            described.insert("parameters".into(), json!([path_parameter("id", what)]));
         }
         if operation.path.contains("{request_id}") {
             let parameters =
@@ -86,6 +88,9 @@ fn operations(generator: &mut SchemaGenerator) -> Vec<Operation> {
     let model = schema(|g| g.subschema_for::<ModelBody>());
     let thinking = schema(|g| g.subschema_for::<ThinkingBody>());
     let created = schema(|g| g.subschema_for::<SessionCreated>());
+    let batch = schema(|g| g.subschema_for::<BatchRequest>());
+    let batch_started = schema(|g| g.subschema_for::<BatchStarted>());
+    let batch_status = schema(|g| g.subschema_for::<BatchStatus>());
     let json_body = "application/json";
     let op = |method, path, summary, body, answer| Operation { method, path, summary, body, answer };
     vec![
@@ -144,6 +149,20 @@ fn operations(generator: &mut SchemaGenerator) -> Vec<Operation> {
             "Answer an extension's dialog (`value`, `confirmed` or `cancelled`)",
             None,
             (204, "", None),
+        ),
+        op(
+            "post",
+            "/v1/batches",
+            "Run a prompt in a session per repository, `concurrency` at once (serve --engine temporal)",
+            batch,
+            (202, json_body, batch_started),
+        ),
+        op(
+            "get",
+            "/v1/batches/{id}",
+            "A batch's progress and its sessions' answers",
+            None,
+            (200, json_body, batch_status),
         ),
     ]
 }

@@ -20,6 +20,7 @@ use tokio::sync::Semaphore;
 use super::actor::PromptAccepted;
 use super::api_error::ApiError;
 use super::auth::require_token;
+use super::batches::BatchRequest;
 use super::engine::{PromptRequest, SessionEngine};
 use super::metrics::Gauges;
 use super::registry::{NewSession, SessionList};
@@ -60,6 +61,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/v1/sessions/{id}/ui/{request_id}", post(answer_dialog))
         .route("/v1/sessions/import", post(import_session))
         .route("/v1/sessions/{id}/export.html", get(export_html))
+        .route("/v1/batches", post(start_batch))
+        .route("/v1/batches/{id}", get(batch_status))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_token));
@@ -132,6 +135,19 @@ async fn list_sessions(State(state): State<AppState>, Query(query): Query<ListQu
     let next = query.offset + sessions.len();
     let next_offset = (next < all.len()).then_some(next);
     Ok(axum::Json(SessionList { sessions, total: all.len(), next_offset }).into_response())
+}
+
+async fn start_batch(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<BatchRequest>,
+) -> Result<Response, ApiError> {
+    let concurrency = request.checked()?;
+    let started = state.engine.start_batch(request, concurrency).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(started)).into_response())
+}
+
+async fn batch_status(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    Ok(axum::Json(state.engine.batch(&id).await?).into_response())
 }
 
 async fn session_state(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {

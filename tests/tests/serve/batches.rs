@@ -1,0 +1,95 @@
+//! Batch runs (`POST /v1/batches`): one prompt in a session per repository, at most `concurrency` at once,
+//! progress and answers at `GET /v1/batches/{id}`. On Temporal a batch is a parent workflow whose children
+//! are the sessions' workflows; the embedded engine refuses batches with 501.
+
+use std::time::Duration;
+
+use pi_gen_tests::Sandbox;
+use serde_json::{Value, json};
+
+use super::client::WAIT;
+use super::{Engine, mock, serve_on};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_a_batch_runs_the_prompt_in_every_repo_at_most_concurrency_at_once() {
+    // The first answer waits until a second request has come: two sessions run together.
+    let answer = |extra: Value| {
+        let mut answer = json!({"text": "Checked.", "delayMs": 30});
+        answer.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+        answer
+    };
+    let mock = mock(json!([answer(json!({"waitForRequests": 2})), answer(json!({})), answer(json!({}))])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let repos: Vec<String> = ["alpha", "beta", "gamma"]
+        .iter()
+        .map(|name| {
+            let repo = sandbox.work_dir().join(name);
+            std::fs::create_dir_all(&repo).expect("repo");
+            repo.to_string_lossy().into_owned()
+        })
+        .collect();
+    let server = serve_on(Engine::Temporal, &sandbox, &[]).await;
+
+    let (status, started) =
+        server.post("/v1/batches", json!({"prompt": "check the build", "repos": repos, "concurrency": 2})).await;
+    assert_eq!(status, 202, "{started}");
+    let batch = started["id"].as_str().expect("an id").to_owned();
+    let sessions = started["sessions"].as_array().expect("sessions").clone();
+    let started_repos: Vec<&str> = sessions.iter().map(|session| session["repo"].as_str().expect("a repo")).collect();
+    assert_eq!(started_repos, repos, "a session per repository, in order");
+
+    let mut most_running = 0;
+    let finished = tokio::time::timeout(WAIT, async {
+        loop {
+            let (status, progress) = server.get(&format!("/v1/batches/{batch}")).await;
+            assert_eq!(status, 200, "{progress}");
+            most_running = most_running.max(progress["running"].as_u64().expect("running"));
+            if progress["done"].as_u64().expect("done") + progress["failed"].as_u64().expect("failed") == 3 {
+                return progress;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the batch ends");
+    assert_eq!((finished["total"].as_u64(), finished["done"].as_u64()), (Some(3), Some(3)), "{finished}");
+    assert!(most_running <= 2, "at most two at once, saw {most_running}");
+    assert_eq!(mock.requests().len(), 3, "one model call per session");
+    for (session, repo) in finished["sessions"].as_array().expect("sessions").iter().zip(&repos) {
+        assert_eq!(session["answer"], json!({"text": "Checked.", "stopReason": "stop"}), "{session}");
+        let id = session["id"].as_str().expect("an id");
+        let response = server.send(reqwest::Method::GET, &format!("/v1/sessions/{id}/export.jsonl"), None).await;
+        let text = response.text().await.expect("the session");
+        let header: Value = serde_json::from_str(text.lines().next().expect("a header")).expect("JSON");
+        assert_eq!(header["cwd"], repo.as_str(), "the session works in its repository");
+        assert!(text.contains("check the build"), "the batch's prompt: {text}");
+        let (_, state) = server.get(&format!("/v1/sessions/{id}")).await;
+        assert_eq!(state["isStreaming"], false, "{state}");
+    }
+
+    let (status, body) = server.get("/v1/batches/batch-no-such-batch").await;
+    assert_eq!((status, &body["error"]["code"]), (404, &json!("batch_not_found")), "{body}");
+    let outside = sandbox.root.path().join("agent").to_string_lossy().into_owned();
+    let (status, body) = server.post("/v1/batches", json!({"prompt": "p", "repos": [outside]})).await;
+    assert_eq!((status, &body["error"]["code"]), (403, &json!("cwd_outside_roots")), "{body}");
+    for (request, expected) in [
+        (json!({"prompt": "p", "repos": [repos[0]], "concurrency": 0}), "concurrency"),
+        (json!({"prompt": " ", "repos": [repos[0]]}), "prompt"),
+        (json!({"prompt": "p", "repos": []}), "repos"),
+    ] {
+        let (status, body) = server.post("/v1/batches", request).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(body["error"]["message"].as_str().is_some_and(|m| m.starts_with(expected)), "{body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_embedded_engine_refuses_a_batch_and_names_the_engine_that_runs_them() {
+    let mock = mock(json!([])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let server = serve_on(Engine::Embedded, &sandbox, &[]).await;
+    let repo = sandbox.work_dir().to_string_lossy().into_owned();
+    let (status, body) = server.post("/v1/batches", json!({"prompt": "p", "repos": [repo]})).await;
+    assert_eq!((status, &body["error"]["code"]), (501, &json!("not_supported")), "{body}");
+    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("--engine temporal")), "{body}");
+}
