@@ -331,8 +331,19 @@ impl SessionEngine for TemporalEngine {
         })
     }
 
-    fn answer_dialog<'a>(&'a self, _id: &'a str, _line: String) -> EngineFuture<'a, bool> {
-        Box::pin(async move { Err(not_supported("answering a dialog", ENGINE)) })
+    fn answer_dialog<'a>(&'a self, id: &'a str, line: String) -> EngineFuture<'a, bool> {
+        Box::pin(async move {
+            let answer: Value = serde_json::from_str(&line).unwrap_or_default();
+            if answer["type"] != "extension_ui_response" {
+                return Ok(false);
+            }
+            if !self.client.store().exists(id).await.map_err(store_error)? {
+                return Err(ApiError::not_found(id));
+            }
+            // The step waiting for it hears it on the bus; an answer nobody waits for is dropped, as over RPC.
+            self.client.bus().answer_dialog(id, &line).await.map_err(store_error)?;
+            Ok(true)
+        })
     }
 
     fn start_batch(&self, request: BatchRequest, concurrency: u32) -> EngineFuture<'_, BatchStarted> {

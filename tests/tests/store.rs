@@ -373,3 +373,30 @@ async fn an_abort_notice_reaches_the_step_listening_and_no_event_watcher() {
     let (number, _) = events.next().await.expect("an event").expect("no error");
     assert_eq!(number, 1, "the abort notice is not an event");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dialog_answer_reaches_the_step_asking_it_and_no_event_watcher() {
+    let url = postgres().new_database();
+    let (worker, api) =
+        (PostgresStore::connect(&url).await.expect("connects"), PostgresStore::connect(&url).await.expect("connects"));
+    let session = "0195-dialog";
+    let mut answers = worker.event_bus().dialog_answers(session).await.expect("listens");
+    let mut abort = worker.event_bus().abort_notices(session, 1).await.expect("listens");
+    let mut events = worker.event_bus().watch(session, 0).await.expect("watches");
+    let answer = |id: &str, value: &str| {
+        serde_json::json!({"type": "extension_ui_response", "id": id, "value": value}).to_string()
+    };
+    // An answer to another dialog, then an abort notice, then ours: only ours is taken, the abort is the abort's.
+    api.event_bus().answer_dialog(session, &answer("d0", "other")).await.expect("answers");
+    api.event_bus().request_abort(session, Some(1)).await.expect("asks");
+    api.event_bus().answer_dialog(session, &answer("d1", "Allow once")).await.expect("answers");
+    let taken = tokio::time::timeout(std::time::Duration::from_secs(10), answers.answer("d1")).await.expect("in time");
+    assert_eq!(taken.expect("an answer")["value"], "Allow once");
+    tokio::time::timeout(std::time::Duration::from_secs(10), abort.requested()).await.expect("the abort arrives");
+    let huge = answer("d2", &"x".repeat(8000));
+    let refused = api.event_bus().answer_dialog(session, &huge).await;
+    assert!(matches!(refused, Err(StoreError::Invalid(ref message)) if message.contains("at most")), "{refused:?}");
+    api.event_bus().publish(session, 1, r#"{"type":"agent_end"}"#).await.expect("published");
+    let (number, _) = events.next().await.expect("an event").expect("no error");
+    assert_eq!(number, 1, "a dialog's answer is not an event");
+}

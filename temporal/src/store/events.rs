@@ -19,6 +19,8 @@ use super::{StoreError, check_session_id};
 /// The notification that asks a session's running step to abort (event number 0, see
 /// [`EventBus::request_abort`]).
 const ABORT_NOTICE: &str = "0 abort";
+/// What begins the notice carrying an answer to an extension dialog (after its number, 0).
+const DIALOG_NOTICE: &str = "ui ";
 
 /// Postgres refuses notification payloads of 8000 bytes or more.
 const NOTIFY_LIMIT: usize = 7900;
@@ -168,10 +170,37 @@ impl EventBus {
 
     /// Listens for [`EventBus::request_abort`] on `session` (from now on), as step `step` of it.
     pub async fn abort_notices(&self, session: &str, step: u64) -> Result<AbortNotices, StoreError> {
+        Ok(AbortNotices { notices: self.notices(session).await?, step })
+    }
+
+    /// Sends the answer to one of `session`'s extension dialogs (an `extension_ui_response` line) to the step
+    /// that waits for it. Like an abort, the answer travels as a notice and is not kept: the step listens
+    /// before it shows the dialog, so an answer to a dialog a client saw reaches it.
+    pub async fn answer_dialog(&self, session: &str, line: &str) -> Result<(), StoreError> {
+        check_session_id(session)?;
+        let notice = format!("0 {DIALOG_NOTICE}{line}");
+        if notice.len() >= NOTIFY_LIMIT {
+            return Err(StoreError::Invalid(format!(
+                "a dialog's answer is {} bytes; the event bus carries at most {NOTIFY_LIMIT}",
+                line.len()
+            )));
+        }
+        let client = pooled_client(&self.pool).await?;
+        let channel = channel_name(session);
+        client.execute("SELECT pg_notify($1, $2)", &[&channel, &notice]).await.map_err(postgres_error)?;
+        Ok(())
+    }
+
+    /// Listens for answers to `session`'s extension dialogs (from now on).
+    pub async fn dialog_answers(&self, session: &str) -> Result<DialogAnswers, StoreError> {
+        Ok(DialogAnswers { notices: self.notices(session).await? })
+    }
+
+    async fn notices(&self, session: &str) -> Result<Notices, StoreError> {
         check_session_id(session)?;
         let listener = self.listener().await?;
         let live = listener.join(session).await?;
-        Ok(AbortNotices { listener, session: session.to_owned(), step, live: Some(live) })
+        Ok(Notices { listener, session: session.to_owned(), live: Some(live) })
     }
 
     async fn listener(&self) -> Result<Arc<Listener>, StoreError> {
@@ -372,13 +401,42 @@ impl Drop for EventWatch {
     }
 }
 
-/// Abort notices of one session (see [`EventBus::abort_notices`]).
-pub struct AbortNotices {
+/// Notices (number 0, never kept) on one session's channel, from the moment of listening.
+struct Notices {
     listener: Arc<Listener>,
     session: String,
+    live: Option<broadcast::Receiver<Live>>,
+}
+
+impl Notices {
+    /// The next notice's body; `None` once the listening connection is gone.
+    async fn next(&mut self) -> Option<Arc<str>> {
+        loop {
+            let live = self.live.as_mut()?;
+            match live.recv().await {
+                Ok(Live { id: 0, body: Some(body) }) => return Some(body),
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => self.live = None,
+            }
+        }
+    }
+}
+
+impl Drop for Notices {
+    fn drop(&mut self) {
+        drop(self.live.take());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (listener, session) = (self.listener.clone(), std::mem::take(&mut self.session));
+            runtime.spawn(async move { listener.leave(&session).await });
+        }
+    }
+}
+
+/// Abort notices of one session (see [`EventBus::abort_notices`]).
+pub struct AbortNotices {
+    notices: Notices,
     /// The step listening.
     step: u64,
-    live: Option<broadcast::Receiver<Live>>,
 }
 
 impl AbortNotices {
@@ -391,22 +449,32 @@ impl AbortNotices {
             None => false,
         };
         loop {
-            let Some(live) = self.live.as_mut() else { return std::future::pending().await };
-            match live.recv().await {
-                Ok(notice) if notice.id == 0 && notice.body.as_deref().is_some_and(mine) => return,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => self.live = None,
+            match self.notices.next().await {
+                Some(body) if mine(&body) => return,
+                Some(_) => {}
+                None => return std::future::pending().await,
             }
         }
     }
 }
 
-impl Drop for AbortNotices {
-    fn drop(&mut self) {
-        drop(self.live.take());
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let (listener, session) = (self.listener.clone(), std::mem::take(&mut self.session));
-            runtime.spawn(async move { listener.leave(&session).await });
+/// Answers to a session's extension dialogs (see [`EventBus::dialog_answers`]).
+pub struct DialogAnswers {
+    notices: Notices,
+}
+
+impl DialogAnswers {
+    /// The answer to dialog `id` (an `extension_ui_response` object); `None` if the listening connection is
+    /// gone first.
+    pub async fn answer(&mut self, id: &str) -> Option<serde_json::Value> {
+        loop {
+            let body = self.notices.next().await?;
+            let Some(line) = body.strip_prefix(DIALOG_NOTICE) else { continue };
+            if let Ok(answer) = serde_json::from_str::<serde_json::Value>(line)
+                && answer["id"] == id
+            {
+                return Some(answer);
+            }
         }
     }
 }

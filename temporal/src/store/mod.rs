@@ -11,7 +11,7 @@ mod postgres;
 use std::future::Future;
 use std::path::PathBuf;
 
-pub use events::{AbortNotices, EventBus, EventWatch};
+pub use events::{AbortNotices, DialogAnswers, EventBus, EventWatch};
 pub use jsonl::JsonlStore;
 pub use lines::{EntryLine, HeaderLine, SessionLines, check_session_id, is_message_line};
 pub use postgres::PostgresStore;

@@ -4,6 +4,7 @@
 
 pub mod activities;
 pub mod batch;
+mod bus_ui;
 pub mod commands;
 pub mod replay;
 pub mod step_host;

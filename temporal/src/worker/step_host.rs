@@ -85,6 +85,7 @@ impl StepHost {
                 return Err(StepError::Open { session: session_id.to_owned(), message: error.to_string() });
             }
         };
+        opened.extensions().set_ui(super::bus_ui::bus_ui(self.bus.clone(), session_id, sender.clone()));
         let level = opened.agent().pi_compat();
         let agent_events = sender.clone();
         opened.subscribe(move |event: &AgentEvent| {

@@ -9,33 +9,61 @@ use super::{Engine, mock, serve_on, stored_session, wait_idle};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_permission_prompt_is_an_event_answered_with_post_ui() {
-    let write = |content: &str| json!({"toolCalls": [{"name": "write", "arguments": {"path": "notes.md", "content": content}}]});
-    let mock = mock(json!([write("refused\n"), {"text": "refused"}, write("approved\n"), {"text": "written"}])).await;
+    let mock = mock(permission_script()).await;
     let sandbox = Sandbox::new(&mock.base_url());
     let agent_dir = sandbox.agent_dir().to_string_lossy().into_owned();
     let args = ["--provider", "mock", "--model", "m"];
     let env = [("CAREFUL_AGENT_DIR", agent_dir.as_str())];
     let server = Server::start_env(&sandbox, &agent_binary("careful"), &args, Some("t0ken"), &env).await;
-    let id = server.create_session(&sandbox).await;
+    permission_prompt_answered(&server, &sandbox).await;
+}
+
+/// On Temporal the dialog is asked by the tool step on a worker and answered through any API replica; the
+/// rule comes from settings.json (pi-scale is pi, which asks for nothing by default).
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_a_permission_prompt_is_an_event_answered_with_post_ui() {
+    let mock = mock(permission_script()).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let rules = json!({"permissions": {"rules": [{"tool": "{write,edit}", "action": "ask"}]}});
+    std::fs::write(sandbox.agent_dir().join("settings.json"), rules.to_string()).expect("settings.json");
+    let server = serve_on(Engine::Temporal, &sandbox, &[]).await;
+    permission_prompt_answered(&server, &sandbox).await;
+}
+
+/// Two write calls, each answered: the first refused, the second approved.
+fn permission_script() -> Value {
+    let write = |content: &str| json!({"toolCalls": [{"name": "write", "arguments": {"path": "notes.md", "content": content}}]});
+    json!([write("refused\n"), {"text": "refused"}, write("approved\n"), {"text": "written"}])
+}
+
+async fn permission_prompt_answered(server: &Server, sandbox: &Sandbox) {
+    let id = server.create_session(sandbox).await;
     let mut events = server.events(&id, None).await;
     for confirmed in [false, true] {
         let (status, _) =
             server.post(&format!("/v1/sessions/{id}/prompt"), json!({"message": "write the notes"})).await;
         assert_eq!(status, 202);
+        // The careful agent confirms; a settings.json rule offers a choice (once, always, deny).
         let request = loop {
             let event = events.until("extension_ui_request").await;
-            if event["method"] == "confirm" {
+            if event["method"] == "confirm" || event["method"] == "select" {
                 break event;
             }
         };
-        assert_eq!(request["title"], "Allow this tool call?");
+        let answer = if request["method"] == "confirm" {
+            assert_eq!(request["title"], "Allow this tool call?");
+            json!({"confirmed": confirmed})
+        } else {
+            assert!(request["title"].as_str().is_some_and(|title| title.starts_with("Allow write")), "{request}");
+            assert_eq!(request["options"][0], "Allow once", "{request}");
+            json!({"value": if confirmed { "Allow once" } else { "Deny" }})
+        };
         assert!(!sandbox.work_dir().join("notes.md").exists(), "nothing runs before the answer");
         let dialog = request["id"].as_str().expect("an id");
-        let (status, body) =
-            server.post(&format!("/v1/sessions/{id}/ui/{dialog}"), json!({"confirmed": confirmed})).await;
+        let (status, body) = server.post(&format!("/v1/sessions/{id}/ui/{dialog}"), answer).await;
         assert_eq!(status, 204, "{body}");
         events.until("agent_end").await;
-        wait_idle(&server, &id).await;
+        wait_idle(server, &id).await;
     }
     assert_eq!(std::fs::read_to_string(sandbox.work_dir().join("notes.md")).expect("written"), "approved\n");
     let (status, _) = server.post(&format!("/v1/sessions/{id}/ui/no-such-dialog"), json!({"confirmed": true})).await;

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 
 pub use command::{COMMAND_TYPES, ParsedLine, RpcCommand, RpcReply, parse_line};
 pub use state::model_json;
+pub use ui::{parse_response as parse_ui_response, request_line as ui_request_line};
 
 pub(crate) use self::dispatch::Rpc;
 use self::output::RpcOutput;
