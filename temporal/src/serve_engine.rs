@@ -141,11 +141,13 @@ impl TemporalEngine {
         Ok(())
     }
 
-    /// A settings command, carried out by the session's workflow between steps. A compaction aborts what
-    /// runs first, as pi's does; a model or thinking change is kept for the session's workflow to start with.
-    async fn settings_command(&self, id: &str, command: SessionCommand) -> Result<Value, ApiError> {
+    /// A settings command, carried out by the session's workflow between steps. A compaction, a fork and a
+    /// clone abort what runs first, as pi's do; a model or thinking change is kept for the session's
+    /// workflow to start with; a fork or a clone answers with the new session's id (its settings the
+    /// parent's).
+    async fn settings_command(&self, id: &str, command: SessionCommand) -> Result<(Value, String), ApiError> {
         let mut settings = self.session_settings(id).await?;
-        if matches!(command, SessionCommand::Compact { .. }) {
+        if command.stops_the_run() {
             let status = self.client.status(id).await.unwrap_or_default();
             if status.running || status.queued_prompts > 0 {
                 self.abort(id).await?;
@@ -159,7 +161,13 @@ impl TemporalEngine {
             settings.argv = argv;
             self.client.save_settings(id, &settings).await.map_err(cluster_error)?;
         }
-        Ok(if done.data.is_null() { json!({}) } else { done.data })
+        let data = if done.data.is_null() { json!({}) } else { done.data };
+        let Some(forked) = done.forked else { return Ok((data, id.to_owned())) };
+        self.client.save_settings(&forked, &settings).await.map_err(cluster_error)?;
+        let text = self.client.store().export(&forked).await.map_err(store_error)?.unwrap_or_default();
+        let header = text.lines().next().unwrap_or_default();
+        self.client.publish_header(&forked, header).await.map_err(cluster_error)?;
+        Ok((data, forked))
     }
 }
 
@@ -229,7 +237,7 @@ impl SessionEngine for TemporalEngine {
                     return Ok((json!({}), id.to_owned()));
                 }
                 other => match SessionCommand::from_rpc(&other) {
-                    Some(command) => return Ok((self.settings_command(id, command).await?, id.to_owned())),
+                    Some(command) => return self.settings_command(id, command).await,
                     None => return Err(not_supported("this verb", ENGINE)),
                 },
             };

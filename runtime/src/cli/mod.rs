@@ -11,6 +11,7 @@ mod embedded;
 mod error;
 mod fallbacks;
 mod file_lock;
+mod fork_commands;
 mod interactive;
 pub(crate) mod list_models;
 mod login;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::error::CliError;
+use super::fork_commands::{clone_data, fork_data};
 use super::model_catalog::ModelCatalog;
 use super::model_controls::ModelControls;
 use super::model_scope::scope_patterns;
@@ -60,8 +61,9 @@ pub fn step_models(
     Ok(StepModels(catalog))
 }
 
-/// Carries out one of the session's settings commands (model, thinking level, name, compaction) on a session
-/// opened for a step, as RPC mode does; returns the reply's data (`null` when it has none) or its error.
+/// Carries out one of the session's settings commands (model, thinking level, name, compaction, fork, clone)
+/// on a session opened for a step, as RPC mode does; returns the reply's data (`null` when it has none) or
+/// its error. After a fork or a clone the session is the new one (its manager's header and entries).
 /// Its events (`thinking_level_changed`, `session_info_changed`, the compaction's) go to `emit`.
 pub async fn run_step_command(
     session: &AgentSession,
@@ -87,6 +89,8 @@ pub async fn run_step_command(
             Some(result) => Ok(result),
             None => Err(NOTHING_TO_COMPACT.to_owned()),
         },
+        RpcCommand::Fork { entry_id } => fork_data(session, &entry_id).await,
+        RpcCommand::Clone => clone_data(session).await,
         _ => Err("this command is not one a step carries out".to_owned()),
     }
 }

@@ -9,20 +9,38 @@ use pi_runtime::cli::{run_step_command, step_models};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use pi_runtime::session::session_text;
+
 use super::activities::StepTarget;
 use super::step_host::{OpenStep, StepError, StepHost};
+use crate::store::{SessionLines, SessionStore};
 
 /// A settings command, as the API tier sends it to the workflow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum SessionCommand {
-    SetModel { provider: String, model_id: String },
+    SetModel {
+        provider: String,
+        model_id: String,
+    },
     CycleModel,
-    SetThinkingLevel { level: String },
+    SetThinkingLevel {
+        level: String,
+    },
     CycleThinkingLevel,
-    SetSessionName { name: String },
-    Compact { custom_instructions: Option<String> },
+    SetSessionName {
+        name: String,
+    },
+    Compact {
+        custom_instructions: Option<String>,
+    },
+    /// Continues as a new session cut before user message `entry_id` (stored under a new id).
+    Fork {
+        entry_id: String,
+    },
+    /// Continues as a new session holding the whole branch.
+    Clone,
 }
 
 impl SessionCommand {
@@ -39,6 +57,8 @@ impl SessionCommand {
             RpcCommand::Compact { custom_instructions } => {
                 Self::Compact { custom_instructions: custom_instructions.clone() }
             }
+            RpcCommand::Fork { entry_id } => Self::Fork { entry_id: entry_id.clone() },
+            RpcCommand::Clone => Self::Clone,
             _ => return None,
         })
     }
@@ -51,7 +71,14 @@ impl SessionCommand {
             Self::CycleThinkingLevel => RpcCommand::CycleThinkingLevel,
             Self::SetSessionName { name } => RpcCommand::SetSessionName { name },
             Self::Compact { custom_instructions } => RpcCommand::Compact { custom_instructions },
+            Self::Fork { entry_id } => RpcCommand::Fork { entry_id },
+            Self::Clone => RpcCommand::Clone,
         }
+    }
+
+    /// Whether what runs must stop first (as pi's compaction, fork and clone abort the run).
+    pub fn stops_the_run(&self) -> bool {
+        matches!(self, Self::Compact { .. } | Self::Fork { .. } | Self::Clone)
     }
 
     /// Whether the command may change the model or the thinking level (and so the later steps' flags).
@@ -86,6 +113,9 @@ pub struct CommandDone {
     pub argv: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<ModelSettings>,
+    /// The new session a fork or a clone made (stored already).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked: Option<String>,
 }
 
 impl CommandDone {
@@ -125,12 +155,35 @@ pub async fn run_command(host: &StepHost, open: &OpenStep, step: CommandStep) ->
         Ok(data) => CommandDone { data, ..CommandDone::default() },
         Err(error) => return Ok(CommandDone::failed(error)),
     };
+    let forked = store_fork(host, open, &step.target.session_id).await?;
     let settings = ModelSettings::of(open);
     let argv = changes_the_model.then(|| {
         let model = session.agent().model().map(|model| (model.provider, model.id));
         pinned_argv(&step.target.argv, model, &settings.thinking_level)
     });
-    Ok(CommandDone { argv, settings: Some(settings), ..done })
+    Ok(CommandDone { argv, settings: Some(settings), forked, ..done })
+}
+
+/// After a fork or a clone the opened session is a new one, written beside the working copy: it is stored
+/// under its id (its header naming the parent session's id, as there is no parent file) and its file
+/// removed. Returns the new id; `None` when the session is still `parent`.
+async fn store_fork(host: &StepHost, open: &OpenStep, parent: &str) -> Result<Option<String>, StepError> {
+    let (id, text, file) = {
+        let manager = open.session.manager();
+        if manager.session_id() == parent {
+            return Ok(None);
+        }
+        let mut header = manager.header().clone();
+        header.parent_session = Some(parent.to_owned());
+        let text = session_text(&header, manager.entries())
+            .map_err(|error| StepError::Step { session: parent.to_owned(), message: error.to_string() })?;
+        (manager.session_id().to_owned(), text, manager.path().map(std::path::Path::to_path_buf))
+    };
+    host.store.import(&SessionLines::parse(&text)?).await?;
+    if let Some(file) = file {
+        let _ = std::fs::remove_file(file);
+    }
+    Ok(Some(id))
 }
 
 /// `argv` with the model and thinking level named explicitly (any earlier `--provider`, `--model` and

@@ -234,3 +234,51 @@ async fn model_and_thinking_hold(engine: Engine) {
         pi_gen_tests::temporal::history_replays(&sandbox, &cluster, &id, "settings-commands").await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_continues_as_a_new_session_holding_the_path_before_the_entry() {
+    fork(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_a_fork_continues_as_a_new_session_holding_the_path_before_the_entry() {
+    fork(Engine::Temporal).await;
+}
+
+async fn fork(engine: Engine) {
+    let mock = mock(json!([{"text": "Answer one."}, {"text": "Answer two."}, {"text": "Answer three."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let server = serve_on(engine, &sandbox, &[]).await;
+    let id = server.create_session(&sandbox).await;
+    for message in ["first", "second"] {
+        let (status, body) = server.post(&format!("/v1/sessions/{id}/prompt"), json!({"message": message})).await;
+        assert_eq!(status, 202, "{body}");
+        wait_idle(&server, &id).await;
+    }
+    let lines = stored_session(&server, &sandbox, &id).await;
+    let entries: Vec<Value> =
+        String::from_utf8_lossy(&lines).lines().map(|line| serde_json::from_str(line).expect("JSON")).collect();
+    let second = entries
+        .iter()
+        .find(|entry| entry["message"]["role"] == "user" && entry["message"]["content"][0]["text"] == "second")
+        .expect("the second prompt's entry");
+
+    let (status, forked) =
+        server.post(&format!("/v1/sessions/{id}/fork"), json!({"entry_id": second["id"].clone()})).await;
+    assert_eq!(status, 200, "{forked}");
+    assert_eq!((&forked["text"], &forked["cancelled"]), (&json!("second"), &json!(false)), "{forked}");
+    let fork = forked["id"].as_str().expect("the new session's id").to_owned();
+    assert_ne!(fork, id);
+    let (_, state) = server.get(&format!("/v1/sessions/{fork}")).await;
+    assert_eq!(state["messageCount"], 2, "the first prompt and its answer: {state}");
+    let (status, _) = server.post(&format!("/v1/sessions/{fork}/prompt"), json!({"message": "third"})).await;
+    assert_eq!(status, 202);
+    wait_idle(&server, &fork).await;
+    let asked = mock.requests()[2].body["messages"].to_string();
+    assert!(asked.contains("first") && asked.contains("third") && !asked.contains("second"), "{asked}");
+    let lines = stored_session(&server, &sandbox, &fork).await;
+    let text = String::from_utf8_lossy(&lines);
+    let header: Value = serde_json::from_str(text.lines().next().expect("a header")).expect("JSON");
+    assert!(header["parentSession"].as_str().is_some_and(|parent| parent.contains(&id)), "{header}");
+
+}

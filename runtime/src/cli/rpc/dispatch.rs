@@ -18,7 +18,8 @@ use super::prompt_run::{Disposition, PendingAck, accepted};
 use super::state::{available_thinking_levels, fork_messages, model_json, session_state, slash_commands};
 use super::user_bash::run_user_bash_streaming;
 use crate::agent::QueueMode;
-use crate::agent_session::{AgentSession, ForkOutcome, StreamingBehavior};
+use crate::agent_session::{AgentSession, StreamingBehavior};
+use crate::cli::fork_commands::{clone_data, fork_data};
 use crate::cli::model_catalog::ModelCatalog;
 use crate::cli::pending_queue::PendingQueue;
 use crate::cli::resources::Resources;
@@ -285,16 +286,13 @@ impl Rpc {
                 Err(error) => RpcReply::failure(id, Some("new_session"), error.to_string()),
             },
             RpcCommand::SwitchSession { session_path } => self.switch_session(id, &session_path).await,
-            RpcCommand::Fork { entry_id } => match session.fork_before(&entry_id).await {
-                Ok(ForkOutcome::Forked { text }) => {
-                    RpcReply::with_data(id, "fork", json!({ "text": text, "cancelled": false }))
-                }
-                Ok(_) => RpcReply::with_data(id, "fork", json!({ "text": "", "cancelled": true })),
-                Err(error) => RpcReply::failure(id, Some("fork"), error.to_string()),
+            RpcCommand::Fork { entry_id } => match fork_data(session, &entry_id).await {
+                Ok(data) => RpcReply::with_data(id, "fork", data),
+                Err(error) => RpcReply::failure(id, Some("fork"), error),
             },
-            RpcCommand::Clone => match session.clone_session().await {
-                Ok(done) => RpcReply::with_data(id, "clone", json!({ "cancelled": !done })),
-                Err(error) => RpcReply::failure(id, Some("clone"), error.to_string()),
+            RpcCommand::Clone => match clone_data(session).await {
+                Ok(data) => RpcReply::with_data(id, "clone", data),
+                Err(error) => RpcReply::failure(id, Some("clone"), error),
             },
             RpcCommand::ExportHtml { output_path } => {
                 match export_session(session, &self.agent_name, output_path.as_deref()) {
