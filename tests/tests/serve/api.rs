@@ -230,8 +230,7 @@ async fn model_and_thinking_hold(engine: Engine) {
     );
     if engine == Engine::Temporal {
         // The workflow's history, its settings updates included, replays on this build.
-        let cluster = pi_gen_tests::temporal::cluster_flags();
-        pi_gen_tests::temporal::history_replays(&sandbox, &cluster, &id, "settings-commands").await;
+        pi_gen_tests::temporal::history_replays(&sandbox, &server.cluster, &id, "settings-commands").await;
     }
 }
 
@@ -280,5 +279,4 @@ async fn fork(engine: Engine) {
     let text = String::from_utf8_lossy(&lines);
     let header: Value = serde_json::from_str(text.lines().next().expect("a header")).expect("JSON");
     assert!(header["parentSession"].as_str().is_some_and(|parent| parent.contains(&id)), "{header}");
-
 }

@@ -37,6 +37,8 @@ enum Engine {
 struct Deployment {
     server: Server,
     engine: Engine,
+    /// The cluster's flags (Temporal): a replica started with them serves the same sessions.
+    cluster: Vec<String>,
     _workers: Vec<tokio::process::Child>,
 }
 
@@ -51,7 +53,9 @@ impl std::ops::Deref for Deployment {
 /// `serve` with the mock model on `engine`.
 async fn serve_on(engine: Engine, sandbox: &Sandbox, args: &[&str]) -> Deployment {
     match engine {
-        Engine::Embedded => Deployment { server: serve(sandbox, args).await, engine, _workers: Vec::new() },
+        Engine::Embedded => {
+            Deployment { server: serve(sandbox, args).await, engine, cluster: Vec::new(), _workers: Vec::new() }
+        }
         Engine::Temporal => {
             let cluster = pi_gen_tests::temporal::cluster_flags();
             let log = sandbox.root.path().join("workers.log");
@@ -60,7 +64,7 @@ async fn serve_on(engine: Engine, sandbox: &Sandbox, args: &[&str]) -> Deploymen
             all.extend(cluster.iter().map(String::as_str));
             all.extend(args);
             let server = Server::start(sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await;
-            Deployment { server, engine, _workers: workers }
+            Deployment { server, engine, cluster, _workers: workers }
         }
     }
 }
@@ -402,4 +406,38 @@ async fn sigterm_aborts_the_running_turn_saves_it_and_exits() {
     let text = std::fs::read_to_string(&files[0]).expect("session file");
     let last: Value = serde_json::from_str(text.lines().last().expect("lines")).expect("json");
     assert_eq!(last["message"]["stopReason"], "aborted", "{text}");
+}
+
+/// The Temporal tier holds no session: SIGTERM ends it (and its open streams) at once, the turn goes on on
+/// the workers, and another replica follows the session from where the client left off.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_sigterm_stops_the_tier_not_the_turn_which_another_replica_follows() {
+    let slow = "a turn that is still running when the tier stops, and ends on the workers";
+    let mock = mock(json!([{"text": slow, "deltaChars": 6, "delayMs": 100}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let mut deployment = serve_on(Engine::Temporal, &sandbox, &[]).await;
+    let id = deployment.create_session(&sandbox).await;
+    let mut events = deployment.events(&id, None).await;
+    deployment.post(&format!("/v1/sessions/{id}/prompt"), json!({"message": "go slowly"})).await;
+    events.until("message_update").await;
+    let pid = deployment.server.child.id().expect("running");
+    // SAFETY: kill(2) on the server's own child process id.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGTERM) }, 0);
+    let status =
+        tokio::time::timeout(WAIT, deployment.server.child.wait()).await.expect("exits in time").expect("status");
+    assert!(status.success(), "{status:?}");
+    while events.next().await.is_some() {}
+    let last_seen = events.seen.last().map(|(number, _)| *number).expect("events were seen");
+    assert!(!events.seen.iter().any(|(_, event)| event["type"] == "agent_end"), "the tier stopped mid-turn");
+
+    let mut all = vec!["--engine", "temporal", "--provider", "mock", "--model", "m"];
+    all.extend(deployment.cluster.iter().map(String::as_str));
+    let replica = Server::start(&sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await;
+    let mut resumed = replica.events(&id, Some(last_seen)).await;
+    let end = resumed.until("agent_end").await;
+    let first = resumed.seen.first().map(|(number, _)| *number).expect("resumed events");
+    assert_eq!(first, last_seen + 1, "the replica goes on after the last event the client saw");
+    let answer = &end["messages"].as_array().expect("messages").last().expect("the answer")["content"][0]["text"];
+    assert_eq!(answer, slow, "the whole answer, not an aborted one");
+    wait_idle(&replica, &id).await;
 }
