@@ -114,16 +114,7 @@ impl TemporalEngine {
         let Some(text) = self.client.store().export(id).await.map_err(store_error)? else { return Ok(None) };
         let answer = text.lines().rev().find_map(|line| {
             let entry: Value = serde_json::from_str(line).ok()?;
-            let message = entry.get("message").filter(|message| message["role"] == "assistant")?;
-            let text: String = message["content"]
-                .as_array()?
-                .iter()
-                .filter(|block| block["type"] == "text")
-                .filter_map(|block| block["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("");
-            let stop_reason = message["stopReason"].as_str().unwrap_or_default().to_owned();
-            Some(BatchAnswer { text, stop_reason })
+            entry.get("message").filter(|message| message["role"] == "assistant").map(BatchAnswer::of)
         });
         Ok(answer)
     }
@@ -352,6 +343,10 @@ impl SessionEngine for TemporalEngine {
             self.client.bus().answer_dialog(id, &line).await.map_err(store_error)?;
             Ok(true)
         })
+    }
+
+    fn runs_batches(&self) -> bool {
+        true
     }
 
     fn start_batch(&self, request: BatchRequest, concurrency: u32) -> EngineFuture<'_, BatchStarted> {

@@ -1,6 +1,6 @@
 //! Batch runs (`POST /v1/batches`): one prompt in a session per repository, at most `concurrency` at once,
 //! progress and answers at `GET /v1/batches/{id}`. On Temporal a batch is a parent workflow whose children
-//! are the sessions' workflows; the embedded engine refuses batches with 501.
+//! are the sessions' workflows; embedded `serve` runs it in the server.
 
 use std::time::Duration;
 
@@ -11,7 +11,16 @@ use super::client::WAIT;
 use super::{Engine, mock, serve_on};
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_batch_runs_the_prompt_in_every_repo_at_most_concurrency_at_once() {
+    batch_runs(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn on_temporal_a_batch_runs_the_prompt_in_every_repo_at_most_concurrency_at_once() {
+    batch_runs(Engine::Temporal).await;
+}
+
+async fn batch_runs(engine: Engine) {
     // The first answer waits until a second request has come: two sessions run together.
     let answer = |extra: Value| {
         let mut answer = json!({"text": "Checked.", "delayMs": 30});
@@ -28,7 +37,7 @@ async fn on_temporal_a_batch_runs_the_prompt_in_every_repo_at_most_concurrency_a
             repo.to_string_lossy().into_owned()
         })
         .collect();
-    let server = serve_on(Engine::Temporal, &sandbox, &[]).await;
+    let server = serve_on(engine, &sandbox, &[]).await;
 
     let (status, started) =
         server.post("/v1/batches", json!({"prompt": "check the build", "repos": repos, "concurrency": 2})).await;
@@ -81,15 +90,4 @@ async fn on_temporal_a_batch_runs_the_prompt_in_every_repo_at_most_concurrency_a
         assert_eq!(status, 400, "{body}");
         assert!(body["error"]["message"].as_str().is_some_and(|m| m.starts_with(expected)), "{body}");
     }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_embedded_engine_refuses_a_batch_and_names_the_engine_that_runs_them() {
-    let mock = mock(json!([])).await;
-    let sandbox = Sandbox::new(&mock.base_url());
-    let server = serve_on(Engine::Embedded, &sandbox, &[]).await;
-    let repo = sandbox.work_dir().to_string_lossy().into_owned();
-    let (status, body) = server.post("/v1/batches", json!({"prompt": "p", "repos": [repo]})).await;
-    assert_eq!((status, &body["error"]["code"]), (501, &json!("not_supported")), "{body}");
-    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("--engine temporal")), "{body}");
 }

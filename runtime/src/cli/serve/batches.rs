@@ -1,7 +1,7 @@
 //! Batch runs over the API: one prompt in each of many repositories (`POST /v1/batches`), each in a session
 //! of its own, at most `concurrency` at once; progress and each session's answer at `GET /v1/batches/{id}`.
-//! The bodies here; an engine runs the batch (pi-temporal's as a parent workflow with the sessions'
-//! workflows as its children).
+//! The bodies here; pi-temporal's engine runs a batch as a parent workflow with the sessions' workflows as
+//! its children, and an engine without batches of its own gets the server's ([`super::local_batches`]).
 
 use std::path::PathBuf;
 
@@ -98,6 +98,19 @@ pub struct BatchAnswer {
     pub text: String,
     #[serde(rename = "stopReason")]
     pub stop_reason: String,
+}
+
+impl BatchAnswer {
+    /// The answer an assistant message (as pi writes it) gives: its text blocks joined, its `stopReason`.
+    pub fn of(message: &serde_json::Value) -> Self {
+        let blocks = message["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let text: String = blocks
+            .iter()
+            .filter(|block| block["type"] == "text")
+            .filter_map(|block| block["text"].as_str())
+            .collect();
+        Self { text, stop_reason: message["stopReason"].as_str().unwrap_or_default().to_owned() }
+    }
 }
 
 impl BatchStatus {

@@ -70,17 +70,23 @@ pub trait SessionEngine: Send + Sync {
     /// not a valid one.
     fn answer_dialog<'a>(&'a self, id: &'a str, line: String) -> EngineFuture<'a, bool>;
 
-    /// Starts a batch run: a session per repository, each running the prompt, `concurrency` at once (the
-    /// request checked already).
-    fn start_batch(&self, request: BatchRequest, concurrency: u32) -> EngineFuture<'_, BatchStarted> {
-        let _ = (request, concurrency);
-        Box::pin(async { Err(batches_not_here()) })
+    /// Whether the engine runs batches itself ([`SessionEngine::start_batch`]); otherwise the server runs
+    /// them over the engine's sessions.
+    fn runs_batches(&self) -> bool {
+        false
     }
 
-    /// Batch `id`'s progress and answers.
+    /// Starts a batch run: a session per repository, each running the prompt, `concurrency` at once (the
+    /// request checked already). Only called when [`SessionEngine::runs_batches`].
+    fn start_batch(&self, request: BatchRequest, concurrency: u32) -> EngineFuture<'_, BatchStarted> {
+        let _ = (request, concurrency);
+        Box::pin(async { Err(ApiError::internal("this engine runs no batches of its own")) })
+    }
+
+    /// Batch `id`'s progress and answers. Only called when [`SessionEngine::runs_batches`].
     fn batch<'a>(&'a self, id: &'a str) -> EngineFuture<'a, BatchStatus> {
         let _ = id;
-        Box::pin(async { Err(batches_not_here()) })
+        Box::pin(async { Err(ApiError::internal("this engine runs no batches of its own")) })
     }
 
     /// The counters `/metrics` reports.
@@ -91,15 +97,6 @@ pub trait SessionEngine: Send + Sync {
 
     /// The server is stopping: abort what runs here and save.
     fn stop(&self) -> EngineFuture<'_, ()>;
-}
-
-/// The refusal of a batch run by an engine that has none.
-fn batches_not_here() -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "not_supported",
-        "batch runs need serve --engine temporal (a batch is a workflow whose children are its sessions)",
-    )
 }
 
 /// The refusal of a verb an engine does not carry out (yet).

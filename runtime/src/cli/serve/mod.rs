@@ -10,6 +10,7 @@ mod batches;
 mod embedded;
 mod engine;
 mod events;
+mod local_batches;
 mod metrics;
 mod openapi;
 mod options;
@@ -144,6 +145,7 @@ fn serve(
             max_turns: options.max_turns,
             max_image_bytes: options.max_image_bytes,
             openapi: Arc::new(openapi::openapi_document(&definition.name, &definition.version)),
+            batches: Arc::default(),
         };
         let listener = tokio::net::TcpListener::bind(options.listen).await.map_err(CliError::Runtime)?;
         let address = listener.local_addr().map_err(CliError::Runtime)?;

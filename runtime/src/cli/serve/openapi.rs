@@ -153,7 +153,7 @@ fn operations(generator: &mut SchemaGenerator) -> Vec<Operation> {
         op(
             "post",
             "/v1/batches",
-            "Run a prompt in a session per repository, `concurrency` at once (serve --engine temporal)",
+            "Run a prompt in a session per repository, `concurrency` at once",
             batch,
             (202, json_body, batch_started),
         ),

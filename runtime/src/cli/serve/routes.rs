@@ -21,6 +21,7 @@ use super::actor::PromptAccepted;
 use super::api_error::ApiError;
 use super::auth::require_token;
 use super::batches::BatchRequest;
+use super::local_batches::LocalBatches;
 use super::engine::{PromptRequest, SessionEngine};
 use super::metrics::Gauges;
 use super::registry::{NewSession, SessionList};
@@ -38,6 +39,8 @@ pub struct AppState {
     pub max_image_bytes: usize,
     /// The OpenAPI description, made once at start.
     pub openapi: Arc<Value>,
+    /// The batches the server runs itself (for an engine without its own).
+    pub batches: Arc<LocalBatches>,
 }
 
 /// The seconds a client is asked to wait when every turn is taken.
@@ -142,12 +145,20 @@ async fn start_batch(
     ApiJson(request): ApiJson<BatchRequest>,
 ) -> Result<Response, ApiError> {
     let concurrency = request.checked()?;
-    let started = state.engine.start_batch(request, concurrency).await?;
+    let started = if state.engine.runs_batches() {
+        state.engine.start_batch(request, concurrency).await?
+    } else {
+        state.batches.start(state.engine.clone(), state.turns.clone(), request, concurrency).await?
+    };
     Ok((StatusCode::ACCEPTED, axum::Json(started)).into_response())
 }
 
 async fn batch_status(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(state.engine.batch(&id).await?).into_response())
+    let status = match state.engine.runs_batches() {
+        true => state.engine.batch(&id).await?,
+        false => state.batches.status(&id)?,
+    };
+    Ok(axum::Json(status).into_response())
 }
 
 async fn session_state(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
