@@ -1,10 +1,11 @@
-//! Replaying recorded session workflow histories against this build's workflow code, without a server:
+//! Replaying recorded session (and batch) workflow histories against this build's workflow code, without a server:
 //! a history recorded by an older build must replay the same commands, or workers of this build would
 //! fail the sessions it left running (Temporal's determinism rule).
 
 use temporalio_client::WorkflowHistory;
 use temporalio_sdk::workflow_replayer::{WorkflowReplayer, WorkflowReplayerOptions};
 
+use super::batch::BatchWorkflow;
 use super::workflow::SessionWorkflow;
 
 /// Why a history did not replay.
@@ -13,7 +14,7 @@ use super::workflow::SessionWorkflow;
 pub enum ReplayError {
     #[error("the history is not a workflow history in Temporal's JSON: {0}")]
     History(String),
-    #[error("the history does not replay on this build's session workflow: {0}")]
+    #[error("the history does not replay on this build's workflows: {0}")]
     Mismatch(String),
     #[error("the replay did not finish within {0} s (nothing was found wrong before it stopped)")]
     Unfinished(u64),
@@ -25,6 +26,8 @@ pub async fn replay_history(json: &[u8]) -> Result<(), ReplayError> {
     let history = WorkflowHistory::from_json(json).map_err(|error| ReplayError::History(error.to_string()))?;
     let options = WorkflowReplayerOptions::new()
         .register_workflow::<SessionWorkflow>()
+        .map_err(|error| ReplayError::Mismatch(error.to_string()))?
+        .register_workflow::<BatchWorkflow>()
         .map_err(|error| ReplayError::Mismatch(error.to_string()))?
         .build();
     let replayer = WorkflowReplayer::new(options).map_err(|error| ReplayError::Mismatch(error.to_string()))?;

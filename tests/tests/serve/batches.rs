@@ -76,6 +76,10 @@ async fn batch_runs(engine: Engine) {
         assert_eq!(state["isStreaming"], false, "{state}");
     }
 
+    if engine == Engine::Temporal {
+        // The batch workflow's history (children started, signalled and awaited) replays on this build.
+        pi_gen_tests::temporal::history_replays(&sandbox, &server.cluster, &batch, "batch-of-three").await;
+    }
     let (status, body) = server.get("/v1/batches/batch-no-such-batch").await;
     assert_eq!((status, &body["error"]["code"]), (404, &json!("batch_not_found")), "{body}");
     let outside = sandbox.root.path().join("agent").to_string_lossy().into_owned();

@@ -104,11 +104,8 @@ impl BatchAnswer {
     /// The answer an assistant message (as pi writes it) gives: its text blocks joined, its `stopReason`.
     pub fn of(message: &serde_json::Value) -> Self {
         let blocks = message["content"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let text: String = blocks
-            .iter()
-            .filter(|block| block["type"] == "text")
-            .filter_map(|block| block["text"].as_str())
-            .collect();
+        let text: String =
+            blocks.iter().filter(|block| block["type"] == "text").filter_map(|block| block["text"].as_str()).collect();
         Self { text, stop_reason: message["stopReason"].as_str().unwrap_or_default().to_owned() }
     }
 }

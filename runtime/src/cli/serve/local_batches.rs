@@ -56,7 +56,8 @@ impl LocalBatches {
                 error: None,
             })
             .collect();
-        let batch = Arc::new(Mutex::new(LocalBatch { prompt: request.prompt.clone(), concurrency, sessions: statuses }));
+        let batch =
+            Arc::new(Mutex::new(LocalBatch { prompt: request.prompt.clone(), concurrency, sessions: statuses }));
         lock(&self.batches).insert(id.clone(), batch.clone());
         let places = Arc::new(Semaphore::new(concurrency as usize));
         for (index, session) in sessions.iter().enumerate() {
