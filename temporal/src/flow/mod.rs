@@ -100,6 +100,10 @@ pub struct ModelReport {
     /// step's part of the run's entries; empty means the named ones, as named.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub step_entries: Vec<String>,
+    /// The run's prompt was taken by a command or an `input` handler: nothing was announced and the model
+    /// was not called, so the run never started.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub handled: bool,
 }
 
 /// The flow and the outcome an activity reported disagree (a bug, or a history from another version).
@@ -305,6 +309,16 @@ impl SessionFlow {
         new_id: &mut dyn FnMut() -> String,
     ) -> Result<(), FlowMismatch> {
         let run = self.waiting_run(Waiting::Model, "a model answer")?;
+        if report.handled {
+            // No run after all: steering that was to enter its first turn waits for the next one.
+            let prompt = run.entries.first().cloned();
+            let waiting = std::mem::take(&mut run.pending.messages);
+            for message in waiting.into_iter().rev().filter(|message| Some(&message.entry_id) != prompt.as_ref()) {
+                self.steering.push_front(message);
+            }
+            self.run = None;
+            return Ok(());
+        }
         let tool_calls = !report.tool_call_ids.is_empty();
         run.state
             .observe(Outcome::Answered { stop_reason: report.stop_reason, tool_calls })

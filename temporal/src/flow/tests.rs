@@ -39,6 +39,7 @@ fn answered(stop_reason: StopReason, calls: &[&str]) -> ModelReport {
         stop_reason,
         tool_call_ids: calls.iter().map(|call| (*call).to_owned()).collect(),
         step_entries: Vec::new(),
+        handled: false,
     }
 }
 
@@ -227,4 +228,22 @@ fn a_run_at_its_end_step_no_longer_streams() {
     assert!(flow.is_running() && !flow.is_streaming(), "agent_end is being emitted: a prompt may come");
     flow.run_finished().expect("finished");
     assert!(!flow.is_running());
+}
+
+#[test]
+fn a_prompt_a_command_takes_starts_no_run_and_the_next_prompt_starts_one() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    flow.receive(prompt("/name notes"), &mut ids.next());
+    flow.receive(steer("meanwhile"), &mut ids.next());
+    let Action::CallModel { announce, .. } = flow.next_action(&mut ids.next()) else { panic!("a model call") };
+    assert_eq!(announce.messages, [user("e1", "/name notes"), user("e2", "meanwhile")]);
+    let handled = ModelReport { handled: true, ..answered(StopReason::Stop, &[]) };
+    flow.model_answered(&handled, &mut ids.next()).expect("taken");
+    assert!(!flow.is_running() && !flow.is_streaming(), "no run");
+    assert_eq!(flow.queued_counts(), (0, 1, 0), "the steering waits");
+    assert_eq!(flow.turns(), 0, "no turn was taken");
+    flow.receive(prompt("hi"), &mut ids.next());
+    let Action::CallModel { announce, .. } = flow.next_action(&mut ids.next()) else { panic!("a model call") };
+    assert!(announce.agent_start, "a new run");
+    assert_eq!(announce.messages, [user("e4", "hi"), user("e2", "meanwhile")], "the steering enters its first turn");
 }

@@ -206,9 +206,13 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
                 .prepare_prompt(input.text.clone(), options)
                 .await
                 .map_err(|error| step_failed(&step.target, error))?;
-            if let Some(prepared) = prepared {
-                system_prompt = Some(prepared.system_prompt);
-                messages.extend(prepared.messages);
+            match prepared {
+                Some(prepared) => {
+                    system_prompt = Some(prepared.system_prompt);
+                    messages.extend(prepared.messages);
+                }
+                // A command or an `input` handler took the prompt: no run starts, as in pi.
+                None => return Ok(handled_prompt()),
             }
         } else {
             messages.extend(PromptInput::Text { text: input.text.clone(), images }.into_messages());
@@ -232,6 +236,17 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
         .map(|entry| entry.id.clone())
         .collect();
     Ok(ModelStepDone { report: report_of(&answer, recorded), system_prompt, settings: Some(ModelSettings::of(open)) })
+}
+
+/// What a model step whose prompt a command or `input` handler took reports.
+fn handled_prompt() -> ModelStepDone {
+    let report = ModelReport {
+        stop_reason: pi_runtime::protocol::StopReason::Stop,
+        tool_call_ids: Vec::new(),
+        step_entries: Vec::new(),
+        handled: true,
+    };
+    ModelStepDone { report, system_prompt: None, settings: None }
 }
 
 /// Runs `step`; when an abort is asked for meanwhile (on the event bus), the session's agent is aborted and
@@ -342,6 +357,7 @@ fn report_of(answer: &pi_runtime::protocol::AssistantMessage, step_entries: Vec<
         stop_reason: answer.stop_reason,
         tool_call_ids: answer.tool_calls().map(|call| call.id.clone()).collect(),
         step_entries,
+        handled: false,
     }
 }
 

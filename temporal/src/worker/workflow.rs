@@ -183,7 +183,13 @@ impl SessionWorkflow {
                     ctx.state_mut(|state| {
                         state.run_system_prompt = done.system_prompt;
                         state.settings = done.settings.or(state.settings.take());
-                        state.flow.model_answered(&done.report, &mut || ids.pop().unwrap_or_default())
+                        let answered = state.flow.model_answered(&done.report, &mut || ids.pop().unwrap_or_default());
+                        if !state.flow.is_running() {
+                            // The prompt was handled without a run.
+                            state.run_system_prompt = None;
+                            state.run_aborted = false;
+                        }
+                        answered
                     })
                     .map_err(mismatch)?;
                 }
