@@ -29,6 +29,17 @@ impl EntryLine {
     pub fn is_message(&self) -> bool {
         is_message_line(&self.text)
     }
+
+    /// Whether the line is a message of a run: a `message` entry, or a `custom_message` one (a hook's,
+    /// which `agent_end` lists among the run's messages).
+    pub fn is_run_message(&self) -> bool {
+        self.is_message()
+            || match self.text.strip_prefix(r#"{"type":""#) {
+                Some(rest) => rest.starts_with(r#"custom_message""#),
+                None => serde_json::from_str::<serde_json::Value>(&self.text)
+                    .is_ok_and(|entry| entry["type"] == "custom_message"),
+            }
+    }
 }
 
 /// Whether a session line is a `message` entry. pi and the runtime write `type` first, which is checked

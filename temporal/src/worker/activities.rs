@@ -10,7 +10,7 @@ use pi_runtime::agent::{PromptInput, StepRequest, StepWork};
 use pi_runtime::agent_session::{PromptOptions, TOOL_INTERRUPTED};
 use pi_runtime::extension::InputSource;
 use pi_runtime::protocol::{AgentMessage, ImageContent, ToolResultMessage, UserContent, now_ms};
-use pi_runtime::session::{PlannedIds, SessionEntry};
+use pi_runtime::session::{EntryKind, PlannedIds, SessionEntry, entry_message};
 use serde::{Deserialize, Serialize};
 use temporalio_macros::activities;
 use temporalio_sdk::ApplicationFailure;
@@ -180,7 +180,10 @@ impl SessionActivities {
             let manager = open.session.manager();
             let by_id: HashMap<&str, &SessionEntry> =
                 manager.entries().iter().map(|entry| (entry.id.as_str(), entry)).collect();
-            step.run_entries.iter().filter_map(|id| by_id.get(id.as_str()).and_then(|e| e.message().cloned())).collect()
+            step.run_entries
+                .iter()
+                .filter_map(|id| by_id.get(id.as_str()).and_then(|entry| entry_message(entry)))
+                .collect()
         };
         let request = announced(&step.announce, StepWork::FinishRun { run_messages });
         let mut outcome = open.session.run_step(request, PlannedIds::default()).await.map(drop);
@@ -232,7 +235,7 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
         .manager()
         .entries()
         .iter()
-        .filter(|entry| entry.message().is_some() && !before.contains(&entry.id))
+        .filter(|entry| is_run_message(entry) && !before.contains(&entry.id))
         .map(|entry| entry.id.clone())
         .collect();
     Ok(ModelStepDone { report: report_of(&answer, recorded), system_prompt, settings: Some(ModelSettings::of(open)) })
@@ -274,6 +277,11 @@ async fn until_done_or_aborted<T>(
             step.await
         }
     }
+}
+
+/// Whether an entry is one of a run's messages (`agent_end` lists hooks' custom messages too).
+fn is_run_message(entry: &SessionEntry) -> bool {
+    matches!(entry.kind, EntryKind::Message { .. } | EntryKind::CustomMessage { .. })
 }
 
 /// The step's announcements, before `work`.
@@ -346,7 +354,7 @@ fn stored_step_entries(stored: &crate::store::SessionLines, step: &ModelStep) ->
     let mut ours: Vec<String> = step.announce.messages.iter().map(|input| input.entry_id.clone()).collect();
     ours.extend((0..DERIVED_IDS_CHECKED).map(|index| derived_entry_id(&step.answer_entry_id, index)));
     let start = lines[..answer_at].iter().position(|line| ours.contains(&line.id)).unwrap_or(answer_at);
-    lines[start..=answer_at].iter().filter(|line| line.is_message()).map(|line| line.id.clone()).collect()
+    lines[start..=answer_at].iter().filter(|line| line.is_run_message()).map(|line| line.id.clone()).collect()
 }
 
 /// How many of a step's derived ids a retried step looks for (more messages than a step's opening ever has).
@@ -467,6 +475,7 @@ mod tests {
             Announcements { agent_start: true, messages: vec![input("prompt01")], ..Announcements::default() };
         let target = StepTarget { session_id: "s1".into(), argv: Vec::new(), event_base: 0, aborted: false };
         let step = ModelStep { target, announce, answer_entry_id: "answer01".into(), system_prompt: None };
-        assert_eq!(stored_step_entries(&stored, &step), [system_id, "prompt01".to_owned(), "answer01".to_owned()]);
+        let expected = [system_id, "prompt01".to_owned(), "custom01".to_owned(), "answer01".to_owned()];
+        assert_eq!(stored_step_entries(&stored, &step), expected, "a hook's custom message is the run's too");
     }
 }
