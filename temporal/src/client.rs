@@ -109,6 +109,33 @@ impl SessionClient {
         Ok(())
     }
 
+    /// Sends prompt `input` to session `id` unless a run streams or a prompt waits there (decided by the
+    /// workflow, so replicas racing cannot both start one); whether it was taken.
+    pub async fn prompt_if_idle(
+        &self,
+        id: &str,
+        settings: &SessionSettings,
+        input: SessionInput,
+    ) -> Result<bool, ClusterError> {
+        let start = self.start_of(id, settings);
+        let options = WorkflowUpdateWithStartOptions::new(
+            self.cluster.sessions_queue(&self.agent),
+            id,
+            WorkflowIdConflictPolicy::UseExisting,
+        )
+        .build();
+        self.client
+            .execute_update_with_start_workflow(
+                SessionWorkflow::run,
+                start,
+                SessionWorkflow::prompt_if_idle,
+                input,
+                options,
+            )
+            .await
+            .map_err(|error| ClusterError::Worker(format!("cannot reach session {id}: {error}")))
+    }
+
     /// Carries out a settings command on session `id` (starting its workflow with `settings` when it is not
     /// running), once no step of it is under way; answers with what the command did.
     pub async fn command(

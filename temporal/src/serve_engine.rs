@@ -240,14 +240,6 @@ impl SessionEngine for TemporalEngine {
     fn prompt<'a>(&'a self, id: &'a str, prompt: PromptRequest) -> EngineFuture<'a, PromptAccepted> {
         Box::pin(async move {
             let settings = self.session_settings(id).await?;
-            let status = self.client.status(id).await.unwrap_or_default();
-            if prompt.idempotency_key.is_none() && (status.running || status.queued_prompts > 0) {
-                return Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "session_busy",
-                    "the session is running a prompt; steer it, queue a follow-up, or abort it first",
-                ));
-            }
             let turn_id = match &prompt.idempotency_key {
                 Some(key) => keyed_turn_id(id, key),
                 None => new_session_id(),
@@ -258,7 +250,16 @@ impl SessionEngine for TemporalEngine {
                 idempotency_key: prompt.idempotency_key,
             };
             let after = self.client.bus().last_number(id).await.map_err(store_error)?;
-            self.client.send(id, &settings, input).await.map_err(cluster_error)?;
+            if input_is_keyed(&input) {
+                // A client's retry: the workflow drops a key it has seen, so it is sent as it is.
+                self.client.send(id, &settings, input).await.map_err(cluster_error)?;
+            } else if !self.client.prompt_if_idle(id, &settings, input).await.map_err(cluster_error)? {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "session_busy",
+                    "the session is running a prompt; steer it, queue a follow-up, or abort it first",
+                ));
+            }
             self.metrics.turn_started();
             let (client, metrics, stopping) = (self.client.clone(), self.metrics.clone(), self.stopping.clone());
             let turn = follow_turn(client, metrics, stopping, id.to_owned(), after, prompt.permit);
@@ -415,6 +416,10 @@ impl SessionEngine for TemporalEngine {
         self.stopping.cancel();
         Box::pin(async { Ok(()) })
     }
+}
+
+fn input_is_keyed(input: &SessionInput) -> bool {
+    matches!(input, SessionInput::Prompt { idempotency_key: Some(_), .. })
 }
 
 fn images_json(images: &[pi_runtime::protocol::ImageContent]) -> Vec<Value> {

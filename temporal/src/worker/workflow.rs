@@ -277,6 +277,19 @@ impl SessionWorkflow {
         self.inbox.push(input);
     }
 
+    /// A prompt that must not wait behind another: taken (and `true`) only when no run streams and no prompt
+    /// waits, decided in the workflow so two API replicas cannot both start one.
+    #[update]
+    pub fn prompt_if_idle(&mut self, _ctx: &mut SyncWorkflowContext<Self>, input: SessionInput) -> bool {
+        let waiting = self.flow.queued_counts().0 > 0
+            || self.inbox.iter().any(|queued| matches!(queued, SessionInput::Prompt { .. }));
+        if self.flow.is_streaming() || waiting || !matches!(input, SessionInput::Prompt { .. }) {
+            return false;
+        }
+        self.inbox.push(input);
+        true
+    }
+
     /// Ends the workflow once the session is idle (the session's data stays in the store).
     #[signal]
     pub fn close(&mut self, _ctx: &mut SyncWorkflowContext<Self>) {

@@ -441,3 +441,31 @@ async fn on_temporal_sigterm_stops_the_tier_not_the_turn_which_another_replica_f
     assert_eq!(answer, slow, "the whole answer, not an aborted one");
     wait_idle(&replica, &id).await;
 }
+
+/// The busy check is the workflow's: of two unkeyed prompts that race through two replicas to an idle
+/// session, one starts and the other is refused, as one embedded server would answer them.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_prompts_racing_through_two_replicas_start_one_run_and_refuse_the_other() {
+    let answer = json!({"text": "one run at a time", "deltaChars": 4, "delayMs": 20});
+    let mock = mock(json!([answer.clone(), answer.clone(), answer])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let deployment = serve_on(Engine::Temporal, &sandbox, &[]).await;
+    let mut all = vec!["--engine", "temporal", "--provider", "mock", "--model", "m"];
+    all.extend(deployment.cluster.iter().map(String::as_str));
+    let replica = Server::start(&sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await;
+    let id = deployment.create_session(&sandbox).await;
+    let path = format!("/v1/sessions/{id}/prompt");
+    for round in 0..3 {
+        let (first, second) = tokio::join!(
+            deployment.post(&path, json!({"message": format!("first of round {round}")})),
+            replica.post(&path, json!({"message": format!("second of round {round}")})),
+        );
+        let mut statuses = [first.0, second.0];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [202, 409], "round {round}: {first:?} {second:?}");
+        let refused = if first.0 == 409 { &first.1 } else { &second.1 };
+        assert_eq!(refused["error"]["code"], "session_busy", "{refused}");
+        wait_idle(&deployment, &id).await;
+    }
+    assert_eq!(mock.requests().len(), 3, "one run per round");
+}
