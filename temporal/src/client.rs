@@ -118,12 +118,7 @@ impl SessionClient {
         input: SessionInput,
     ) -> Result<bool, ClusterError> {
         let start = self.start_of(id, settings);
-        let options = WorkflowUpdateWithStartOptions::new(
-            self.cluster.sessions_queue(&self.agent),
-            id,
-            WorkflowIdConflictPolicy::UseExisting,
-        )
-        .build();
+        let options = self.update_with_start(id);
         self.client
             .execute_update_with_start_workflow(
                 SessionWorkflow::run,
@@ -145,12 +140,7 @@ impl SessionClient {
         command: SessionCommand,
     ) -> Result<CommandDone, ClusterError> {
         let start = self.start_of(id, settings);
-        let options = WorkflowUpdateWithStartOptions::new(
-            self.cluster.sessions_queue(&self.agent),
-            id,
-            WorkflowIdConflictPolicy::UseExisting,
-        )
-        .build();
+        let options = self.update_with_start(id);
         self.client
             .execute_update_with_start_workflow(SessionWorkflow::run, start, SessionWorkflow::command, command, options)
             .await
@@ -190,6 +180,16 @@ impl SessionClient {
             Err(WorkflowQueryError::NotFound(_)) => Ok(None),
             Err(error) => Err(ClusterError::Worker(format!("cannot ask batch {id}: {error}"))),
         }
+    }
+
+    /// An update to session `id`'s workflow, started when it is not running.
+    fn update_with_start(&self, id: &str) -> WorkflowUpdateWithStartOptions {
+        WorkflowUpdateWithStartOptions::new(
+            self.cluster.sessions_queue(&self.agent),
+            id,
+            WorkflowIdConflictPolicy::UseExisting,
+        )
+        .build()
     }
 
     /// What session `id`'s workflow starts with.

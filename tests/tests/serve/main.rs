@@ -60,13 +60,18 @@ async fn serve_on(engine: Engine, sandbox: &Sandbox, args: &[&str]) -> Deploymen
             let cluster = pi_gen_tests::temporal::cluster_flags();
             let log = sandbox.root.path().join("workers.log");
             let workers = pi_gen_tests::temporal::start_workers(sandbox, &cluster, 2, &log);
-            let mut all = vec!["--engine", "temporal", "--provider", "mock", "--model", "m"];
-            all.extend(cluster.iter().map(String::as_str));
-            all.extend(args);
-            let server = Server::start(sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await;
+            let server = temporal_tier(sandbox, &cluster, args).await;
             Deployment { server, engine, cluster, _workers: workers }
         }
     }
+}
+
+/// `pi-scale serve --engine temporal` on `cluster` with the mock model.
+async fn temporal_tier(sandbox: &Sandbox, cluster: &[String], args: &[&str]) -> Server {
+    let mut all = vec!["--engine", "temporal", "--provider", "mock", "--model", "m"];
+    all.extend(cluster.iter().map(String::as_str));
+    all.extend(args);
+    Server::start(sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await
 }
 
 /// The session as the engine keeps it: the file on disk (embedded), or the store's export (Temporal, where
@@ -430,9 +435,7 @@ async fn on_temporal_sigterm_stops_the_tier_not_the_turn_which_another_replica_f
     let last_seen = events.seen.last().map(|(number, _)| *number).expect("events were seen");
     assert!(!events.seen.iter().any(|(_, event)| event["type"] == "agent_end"), "the tier stopped mid-turn");
 
-    let mut all = vec!["--engine", "temporal", "--provider", "mock", "--model", "m"];
-    all.extend(deployment.cluster.iter().map(String::as_str));
-    let replica = Server::start(&sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await;
+    let replica = temporal_tier(&sandbox, &deployment.cluster, &[]).await;
     let mut resumed = replica.events(&id, Some(last_seen)).await;
     let end = resumed.until("agent_end").await;
     let first = resumed.seen.first().map(|(number, _)| *number).expect("resumed events");
@@ -450,9 +453,7 @@ async fn on_temporal_prompts_racing_through_two_replicas_start_one_run_and_refus
     let mock = mock(json!([answer.clone(), answer.clone(), answer])).await;
     let sandbox = Sandbox::new(&mock.base_url());
     let deployment = serve_on(Engine::Temporal, &sandbox, &[]).await;
-    let mut all = vec!["--engine", "temporal", "--provider", "mock", "--model", "m"];
-    all.extend(deployment.cluster.iter().map(String::as_str));
-    let replica = Server::start(&sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await;
+    let replica = temporal_tier(&sandbox, &deployment.cluster, &[]).await;
     let id = deployment.create_session(&sandbox).await;
     let path = format!("/v1/sessions/{id}/prompt");
     for round in 0..3 {
