@@ -104,6 +104,7 @@ pub struct SessionWorkflow {
     commanding: bool,
     /// Settings commands waiting for the step under way to end (the main loop lets them go first).
     commands_waiting: u32,
+    /// The model and thinking level of the last model step or settings command (the state reports them).
     settings: Option<ModelSettings>,
 }
 
@@ -230,8 +231,8 @@ impl SessionWorkflow {
         }
     }
 
-    /// A settings command (model, thinking level, name, compaction): carried out once no step is under way,
-    /// before the next one starts; a model or thinking change holds for every later step.
+    /// A settings command (model, thinking level, name, compaction, fork, clone): carried out once no step is
+    /// under way, before the next one starts; a model or thinking change holds for every later step.
     #[update]
     pub async fn command(ctx: &mut WorkflowContext<Self>, command: SessionCommand) -> CommandDone {
         ctx.state_mut(|state| state.commands_waiting += 1);
