@@ -56,3 +56,15 @@ async fn a_history_whose_activities_differ_from_the_code_is_refused() {
 async fn a_file_that_is_not_a_history_is_named_as_such() {
     assert!(matches!(replay_history(b"{\"not\": \"a history\"}").await, Err(ReplayError::History(_))));
 }
+
+#[tokio::test]
+async fn a_history_with_only_its_start_has_nothing_to_replay() {
+    // A run that continued as new a moment ago: its history holds only its start, and no task to replay.
+    let (name, json) = histories().into_iter().next().expect("a history");
+    let mut history: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
+    let events = history["events"].as_array_mut().expect("events");
+    events.truncate(1);
+    let started = serde_json::to_vec(&history).expect("JSON");
+    let replayed = tokio::time::timeout(std::time::Duration::from_secs(5), replay_history(&started)).await;
+    assert!(matches!(replayed, Ok(Ok(()))), "{name}'s start alone: {replayed:?}");
+}

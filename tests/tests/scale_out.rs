@@ -297,6 +297,12 @@ async fn a_second_submit_continues_the_session_on_its_workflow_continued_as_new(
     // It continued after each run: the current workflow run carries both runs' count.
     assert_eq!(input["carried"]["runs"], 2, "the runs' count is carried: {input}");
     assert_eq!(input["turnsPerRun"], 1, "the session's setting is carried: {input}");
+    // A continued run's history replays too (even one that holds only its start so far).
+    let file = sandbox.root.path().join("continued.json");
+    std::fs::write(&file, stdout(&output)).expect("history kept");
+    let replay = ["history", "--replay", file.to_str().expect("utf-8")];
+    let replayed = tokio::time::timeout(WAIT, sandbox.run(&scale_agent_bin(), &replay)).await.expect("in time");
+    assert!(replayed.status.success(), "the continued history does not replay: {}", stderr(&replayed));
 }
 
 #[tokio::test(flavor = "multi_thread")]
