@@ -13,6 +13,7 @@ use deadpool_postgres::Pool;
 use tokio::sync::broadcast;
 use tokio_postgres::{AsyncMessage, NoTls};
 
+use super::notices::{AbortNotices, DialogAnswers, Notices};
 use super::postgres::{WAS_DELETED, pooled_client, postgres_error};
 use super::{StoreError, check_session_id};
 
@@ -20,7 +21,7 @@ use super::{StoreError, check_session_id};
 /// [`EventBus::request_abort`]).
 const ABORT_NOTICE: &str = "0 abort";
 /// What begins the notice carrying an answer to an extension dialog (after its number, 0).
-const DIALOG_NOTICE: &str = "ui ";
+pub(super) const DIALOG_NOTICE: &str = "ui ";
 
 /// Postgres refuses notification payloads of 8000 bytes or more.
 const NOTIFY_LIMIT: usize = 7900;
@@ -44,7 +45,7 @@ impl std::fmt::Debug for EventBus {
 }
 
 /// The connection that listens, and who watches which session.
-struct Listener {
+pub(super) struct Listener {
     client: tokio_postgres::Client,
     sessions: Arc<Mutex<HashMap<String, broadcast::Sender<Live>>>>,
     /// Joins one at a time, so a second watcher of a session starts only once the channel is listened to.
@@ -53,9 +54,9 @@ struct Listener {
 
 /// A notification: the event's number, and the event unless it was too big to travel in it.
 #[derive(Debug, Clone)]
-struct Live {
-    id: u64,
-    body: Option<Arc<str>>,
+pub(super) struct Live {
+    pub(super) id: u64,
+    pub(super) body: Option<Arc<str>>,
 }
 
 impl EventBus {
@@ -290,7 +291,7 @@ impl Listener {
     }
 
     /// Stops listening to `session` once nobody watches it.
-    async fn leave(&self, session: &str) {
+    pub(super) async fn leave(&self, session: &str) {
         let _one_at_a_time = self.joining.lock().await;
         let channel = channel_name(session);
         let unwatched = {
@@ -397,84 +398,6 @@ impl Drop for EventWatch {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (listener, session) = (self.listener.clone(), std::mem::take(&mut self.session));
             runtime.spawn(async move { listener.leave(&session).await });
-        }
-    }
-}
-
-/// Notices (number 0, never kept) on one session's channel, from the moment of listening.
-struct Notices {
-    listener: Arc<Listener>,
-    session: String,
-    live: Option<broadcast::Receiver<Live>>,
-}
-
-impl Notices {
-    /// The next notice's body; `None` once the listening connection is gone.
-    async fn next(&mut self) -> Option<Arc<str>> {
-        loop {
-            let live = self.live.as_mut()?;
-            match live.recv().await {
-                Ok(Live { id: 0, body: Some(body) }) => return Some(body),
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => self.live = None,
-            }
-        }
-    }
-}
-
-impl Drop for Notices {
-    fn drop(&mut self) {
-        drop(self.live.take());
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let (listener, session) = (self.listener.clone(), std::mem::take(&mut self.session));
-            runtime.spawn(async move { listener.leave(&session).await });
-        }
-    }
-}
-
-/// Abort notices of one session (see [`EventBus::abort_notices`]).
-pub struct AbortNotices {
-    notices: Notices,
-    /// The step listening.
-    step: u64,
-}
-
-impl AbortNotices {
-    /// Resolves when an abort of this step (or of any) is asked for; never, if the listening connection is
-    /// gone.
-    pub async fn requested(&mut self) {
-        let mine = |body: &str| match body.strip_prefix("abort") {
-            Some("") => true,
-            Some(step) => step.trim_start().parse() == Ok(self.step),
-            None => false,
-        };
-        loop {
-            match self.notices.next().await {
-                Some(body) if mine(&body) => return,
-                Some(_) => {}
-                None => return std::future::pending().await,
-            }
-        }
-    }
-}
-
-/// Answers to a session's extension dialogs (see [`EventBus::dialog_answers`]).
-pub struct DialogAnswers {
-    notices: Notices,
-}
-
-impl DialogAnswers {
-    /// The answer to dialog `id` (an `extension_ui_response` object); `None` if the listening connection is
-    /// gone first.
-    pub async fn answer(&mut self, id: &str) -> Option<serde_json::Value> {
-        loop {
-            let body = self.notices.next().await?;
-            let Some(line) = body.strip_prefix(DIALOG_NOTICE) else { continue };
-            if let Ok(answer) = serde_json::from_str::<serde_json::Value>(line)
-                && answer["id"] == id
-            {
-                return Some(answer);
-            }
         }
     }
 }

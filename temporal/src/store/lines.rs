@@ -33,21 +33,21 @@ impl EntryLine {
     /// Whether the line is a message of a run: a `message` entry, or a `custom_message` one (a hook's,
     /// which `agent_end` lists among the run's messages).
     pub fn is_run_message(&self) -> bool {
-        self.is_message()
-            || match self.text.strip_prefix(r#"{"type":""#) {
-                Some(rest) => rest.starts_with(r#"custom_message""#),
-                None => serde_json::from_str::<serde_json::Value>(&self.text)
-                    .is_ok_and(|entry| entry["type"] == "custom_message"),
-            }
+        self.is_message() || entry_type_is(&self.text, "custom_message")
     }
 }
 
-/// Whether a session line is a `message` entry. pi and the runtime write `type` first, which is checked
-/// without parsing; a line written otherwise is parsed.
+/// Whether a session line is a `message` entry.
 pub fn is_message_line(line: &str) -> bool {
+    entry_type_is(line, "message")
+}
+
+/// Whether a session line's entry `type` is `kind`. pi and the runtime write `type` first, which is checked
+/// without parsing; a line written otherwise is parsed.
+fn entry_type_is(line: &str, kind: &str) -> bool {
     match line.strip_prefix(r#"{"type":""#) {
-        Some(rest) => rest.starts_with(r#"message""#),
-        None => serde_json::from_str::<serde_json::Value>(line).is_ok_and(|entry| entry["type"] == "message"),
+        Some(rest) => rest.strip_prefix(kind).is_some_and(|after| after.starts_with('"')),
+        None => serde_json::from_str::<serde_json::Value>(line).is_ok_and(|entry| entry["type"] == kind),
     }
 }
 

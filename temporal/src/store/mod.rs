@@ -6,14 +6,16 @@
 mod events;
 mod jsonl;
 mod lines;
+mod notices;
 mod postgres;
 
 use std::future::Future;
 use std::path::PathBuf;
 
-pub use events::{AbortNotices, DialogAnswers, EventBus, EventWatch};
+pub use events::{EventBus, EventWatch};
 pub use jsonl::JsonlStore;
 pub use lines::{EntryLine, HeaderLine, SessionLines, check_session_id, is_message_line};
+pub use notices::{AbortNotices, DialogAnswers};
 pub use postgres::PostgresStore;
 
 /// What went wrong in a store.
