@@ -63,6 +63,8 @@ pub(crate) fn follow_turn(
                     }
                     match serde_json::from_str::<AgentEvent>(&line) {
                         Ok(AgentEvent::AgentStart) => seen_start = true,
+                        // A run that pi 1.5 says will be retried goes on after its delay, as the same turn.
+                        Ok(AgentEvent::AgentEnd { will_retry: Some(true), .. }) => {}
                         Ok(AgentEvent::AgentEnd { .. }) => {
                             // The turn's own run, or the one before it (the prompt waited behind it).
                             let own = seen_start;

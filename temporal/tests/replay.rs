@@ -32,19 +32,21 @@ async fn recorded_histories_replay_on_this_build() {
 #[tokio::test]
 async fn a_history_whose_activities_differ_from_the_code_is_refused() {
     for (name, json) in histories() {
-        // The first tool batch (or settings command) recorded as a model call, or a batch's first child as
-        // another workflow: not what the workflow schedules at that point.
+        // The first tool batch (or settings command, or end of a run) recorded as a model call, or a batch's
+        // first child as another workflow: not what the workflow schedules at that point.
         let text = String::from_utf8(json).expect("UTF-8");
         let tampered = [
             (r#""activity_type":{"name":"run_tools"}"#, r#""activity_type":{"name":"call_model"}"#),
             (r#""activity_type":{"name":"run_command"}"#, r#""activity_type":{"name":"call_model"}"#),
+            // A run without tools (a retry, a correction): its first end recorded as a model call.
+            (r#""activity_type":{"name":"finish_run"}"#, r#""activity_type":{"name":"call_model"}"#),
             // A batch: its first child recorded as a batch, not a session.
             (r#""workflow_type":{"name":"SessionWorkflow"}"#, r#""workflow_type":{"name":"BatchWorkflow"}"#),
         ]
         .iter()
         .map(|(recorded, other)| text.replacen(recorded, other, 1))
         .find(|tampered| *tampered != text)
-        .unwrap_or_else(|| panic!("{name} has no tool batch, settings command or child workflow"));
+        .unwrap_or_else(|| panic!("{name} has no tool batch, settings command, end of a run or child workflow"));
         match replay_history(tampered.as_bytes()).await {
             Err(ReplayError::Mismatch(message)) => assert!(message.contains("ondeterminism"), "{name}: {message}"),
             other => panic!("{name}: a tampered history replayed: {other:?}"),

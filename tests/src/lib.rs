@@ -210,8 +210,20 @@ impl Sandbox {
     /// Like [`Sandbox::spawn_quiet`], with stderr appended to `log` (for servers whose log a failing test
     /// shows).
     pub fn spawn_logged(&self, binary: &Path, args: &[&str], log: &Path) -> tokio::process::Child {
+        self.spawn_logged_env(binary, args, log, &[])
+    }
+
+    /// [`Sandbox::spawn_logged`] with extra environment variables.
+    pub fn spawn_logged_env(
+        &self,
+        binary: &Path,
+        args: &[&str],
+        log: &Path,
+        env: &[(&str, &str)],
+    ) -> tokio::process::Child {
         let file = std::fs::OpenOptions::new().create(true).append(true).open(log).expect("the log file");
         let mut command = self.command(binary, args);
+        command.envs(env.iter().copied());
         command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(file).kill_on_drop(true);
         command.spawn().expect("agent starts")
     }

@@ -108,9 +108,20 @@ pub fn start_workers(
     count: usize,
     log: &std::path::Path,
 ) -> Vec<tokio::process::Child> {
+    start_workers_env(sandbox, flags, count, log, &[])
+}
+
+/// [`start_workers`] with extra environment variables (`PI_SCALE_AGENT` picks the agent).
+pub fn start_workers_env(
+    sandbox: &crate::Sandbox,
+    flags: &[String],
+    count: usize,
+    log: &std::path::Path,
+    env: &[(&str, &str)],
+) -> Vec<tokio::process::Child> {
     let mut args = vec!["worker"];
     args.extend(flags.iter().map(String::as_str));
-    (0..count).map(|_| sandbox.spawn_logged(&crate::scale_agent_bin(), &args, log)).collect()
+    (0..count).map(|_| sandbox.spawn_logged_env(&crate::scale_agent_bin(), &args, log, env)).collect()
 }
 
 /// The session workflow's history (`pi-scale history`), checked to replay on this build (`history

@@ -87,6 +87,11 @@ pub struct RetryState {
 }
 
 impl RetryState {
+    /// The counter of a streak already at `attempt` (a driver that keeps it between steps).
+    pub fn resumed(attempt: u32) -> Self {
+        Self { attempt }
+    }
+
     /// The current attempt (0 when no retry is under way).
     pub fn attempt(&self) -> u32 {
         self.attempt

@@ -42,5 +42,6 @@ pub use pipeline::{PreparedRun, PromptOptions, StreamingBehavior};
 pub use preferences::{Preference, PreferenceStore, PreferenceStoreHandle};
 pub use recovery::TOOL_INTERRUPTED;
 pub use session::{AgentSession, NOTHING_TO_COMPACT, PromptExpander, SessionExtras, SessionSettings};
+pub use steps::{SteppedChain, SteppedRunEnd};
 pub use structured_output::{OUTPUT_CORRECTION_TYPE, OutputSchema, answer_text};
 pub use switching::{ForkError, ForkOutcome};

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio_util::sync::CancellationToken;
 
-use super::auto_retry::{RetryProbe, RetrySettings, SessionEventSink, run_with_auto_retry_probed};
+use super::auto_retry::{RetryProbe, RetrySettings, RetryState, SessionEventSink, run_with_auto_retry_probed};
 use super::link::{SessionLink, SessionListener, ToolState, event_processor};
 use crate::agent::{Agent, AgentError, Subscription};
 use crate::ai::{Model, ProviderRegistry};
@@ -321,10 +321,8 @@ impl AgentSession {
     where
         F: Future<Output = Result<(), AgentError>>,
     {
-        let context_window = self.agent.model().map(|model| model.context_window);
         let cancel = self.cancel_token();
-        let on_drop = self.agent.pi_compat().is_v1_5().then(|| self.record_dropped_answer());
-        let probe = RetryProbe { settings: self.settings().retry, context_window, state: Arc::default(), on_drop };
+        let probe = self.retry_probe(RetryState::default());
         *lock(&self.link.retry_probe) = Some(probe.clone());
         let mut outcome = run_with_auto_retry_probed(&self.agent, &probe, self.emit.clone(), &cancel, start).await;
         let (mut next, mut chosen) = (0, None);
@@ -339,6 +337,13 @@ impl AgentSession {
         self.restore_chosen_model(chosen);
         *lock(&self.link.retry_probe) = None;
         outcome
+    }
+
+    /// What auto-retry needs to decide after a run of this session, its counter starting at `state`.
+    pub(super) fn retry_probe(&self, state: RetryState) -> RetryProbe {
+        let context_window = self.agent.model().map(|model| model.context_window);
+        let on_drop = self.agent.pi_compat().is_v1_5().then(|| self.record_dropped_answer());
+        RetryProbe { settings: self.settings().retry, context_window, state: Arc::new(Mutex::new(state)), on_drop }
     }
 
     /// When the latest compaction on the current branch happened (ms; 0 when there is none).

@@ -110,13 +110,20 @@ impl AgentSession {
     /// After a run: a finished answer that does not match the output schema is sent back once with what is
     /// wrong. Errors and aborts are left as they are.
     pub(super) async fn enforce_output_schema(&self) -> Result<(), AgentError> {
-        let Some(schema) = self.output_schema() else { return Ok(()) };
+        let Some(correction) = self.output_correction() else { return Ok(()) };
+        self.run_with_retry(self.agent.prompt(vec![correction])).await
+    }
+
+    /// The message that sends the run's last answer back, when it is a finished answer that does not match
+    /// the output schema (none without a schema, after an error or an abort, or for a valid answer).
+    pub fn output_correction(&self) -> Option<AgentMessage> {
+        let schema = self.output_schema()?;
         let messages = self.agent.messages();
-        let Some(AgentMessage::Assistant(answer)) = messages.last() else { return Ok(()) };
+        let Some(AgentMessage::Assistant(answer)) = messages.last() else { return None };
         if answer.stop_reason != StopReason::Stop {
-            return Ok(());
+            return None;
         }
-        let Err(problems) = schema.check_answer(answer) else { return Ok(()) };
+        let problems = schema.check_answer(answer).err()?;
         let mut text = String::from("Your final answer does not match the required output schema:\n");
         for problem in problems.iter().take(LISTED_ERRORS) {
             text.push_str(&format!("- {problem}\n"));
@@ -125,13 +132,12 @@ impl AgentSession {
             text.push_str(&format!("- and {} more\n", problems.len() - LISTED_ERRORS));
         }
         text.push_str("Answer again with only the corrected JSON.");
-        let correction = SessionLink::custom_message(ExtensionMessage {
+        Some(SessionLink::custom_message(ExtensionMessage {
             custom_type: OUTPUT_CORRECTION_TYPE.to_owned(),
             content: MessageContent::Text(text),
             display: true,
             details: None,
-        });
-        self.run_with_retry(self.agent.prompt(vec![correction])).await
+        }))
     }
 }
 

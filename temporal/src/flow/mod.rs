@@ -18,17 +18,20 @@ use pi_runtime::agent::{LoopState, Outcome, Step};
 use pi_runtime::protocol::StopReason;
 use serde::{Deserialize, Serialize};
 
-pub use announce::{Announcements, TurnEnd};
+pub use announce::{Announcements, TurnEnd, UserInput};
 
-/// A message from the API that becomes a user message entry: its text, images (as pi's image content
-/// blocks) and the entry id it gets.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UserInput {
-    pub entry_id: String,
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub images: Vec<serde_json::Value>,
+/// What the end step of a run decided comes next, apart from settling (the end step's result; `None`
+/// when the session settled).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunFollowOn {
+    /// pi's auto-retry: after `delay_ms`, a run with no new message continues the agent (retry `attempt`).
+    #[serde(rename_all = "camelCase")]
+    Retry { attempt: u32, delay_ms: u64 },
+    /// The answer failed the output schema: a run whose prompt is this custom message sends it back.
+    #[serde(rename_all = "camelCase")]
+    Correct { custom_type: String, text: String },
 }
 
 /// What a signal or update brings the workflow.
@@ -71,13 +74,18 @@ pub enum Drain {
 pub enum Action {
     /// Nothing to do until an input arrives.
     Wait,
-    /// Emit and record `announce`, then stream the model's answer into entry `answer_entry_id`.
-    CallModel { announce: Announcements, answer_entry_id: String },
+    /// Emit and record `announce`, then stream the model's answer into entry `answer_entry_id` (during retry
+    /// `retry_attempt` of a streak, 0 when none).
+    CallModel { announce: Announcements, answer_entry_id: String, retry_attempt: u32 },
     /// Emit and record `announce`, then run the tool calls of entry `answer_entry_id`, each result into the
     /// entry named beside its call id.
     RunTools { announce: Announcements, answer_entry_id: String, results: Vec<ToolResultSlot> },
-    /// Emit `announce`, then end the run (`agent_end` with the run's entries).
-    FinishRun { announce: Announcements, run_entries: Vec<String> },
+    /// Emit `announce`, then end the run (`agent_end` with the run's entries) and decide what follows.
+    FinishRun { announce: Announcements, run_entries: Vec<String>, retry_attempt: u32, check_output: bool },
+    /// Wait `delay_ms` before retry `attempt` (a timer; an abort cancels it).
+    Backoff { delay_ms: u64, attempt: u32 },
+    /// The wait before retry `attempt` was aborted: say so, and settle the session.
+    CancelRetry { attempt: u32 },
 }
 
 /// A tool call of the answer and the entry its result goes to.
@@ -153,6 +161,19 @@ struct Run {
     entries: Vec<String>,
     /// The activity under way.
     waiting: Option<Waiting>,
+    /// The auto-retry under way in this chain of runs (0: none); a run that retries carries it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    retry_attempt: u32,
+    /// The run sends an answer that failed the output schema back: its own answer is not checked again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    correcting: bool,
+    /// The wait before this retried run, while it lasts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    backoff_ms: Option<u64>,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,6 +182,10 @@ enum Waiting {
     Model,
     Tools,
     Finish,
+    /// A retried run waits for its delay.
+    Backoff,
+    /// The wait before a retry was aborted; the run ends without starting.
+    CancelRetry,
 }
 
 impl Waiting {
@@ -169,6 +194,8 @@ impl Waiting {
             Self::Model => "the model's answer",
             Self::Tools => "the tool results",
             Self::Finish => "the end of the run",
+            Self::Backoff => "the retry's delay",
+            Self::CancelRetry => "the cancelled retry",
         }
     }
 }
@@ -208,7 +235,7 @@ impl SessionFlow {
     /// (it cancels the activity under way, whose answer then reports `aborted`); here it drops what waits
     /// to steer or follow up.
     pub fn receive(&mut self, input: SessionInput, new_id: &mut dyn FnMut() -> String) {
-        let mut user = |text: String, images: Vec<serde_json::Value>| UserInput { entry_id: new_id(), text, images };
+        let mut user = |text: String, images: Vec<serde_json::Value>| UserInput::user(new_id(), text, images);
         match input {
             SessionInput::Prompt { text, images, idempotency_key } => {
                 if let Some(key) = idempotency_key {
@@ -236,18 +263,7 @@ impl SessionFlow {
     pub fn next_action(&mut self, new_id: &mut dyn FnMut() -> String) -> Action {
         if self.run.is_none() {
             let Some(prompt) = self.prompts.pop_front() else { return Action::Wait };
-            let entries = vec![prompt.entry_id.clone()];
-            let pending = Announcements { agent_start: true, messages: vec![prompt], ..Announcements::default() };
-            self.run = Some(Run {
-                state: LoopState::new(),
-                queued: Vec::new(),
-                pending,
-                answer: None,
-                tool_calls: Vec::new(),
-                tool_results: Vec::new(),
-                entries,
-                waiting: None,
-            });
+            self.run = Some(Run::starting(Some(prompt)));
         }
         let (steering_mode, follow_up_mode) = (self.steering_mode, self.follow_up_mode);
         let Some(run) = self.run.as_mut() else { return Action::Wait };
@@ -319,6 +335,10 @@ impl SessionFlow {
             self.run = None;
             return Ok(());
         }
+        if report.stop_reason != StopReason::Error {
+            // An answer after a retry ends the streak (the step said so with `auto_retry_end`).
+            run.retry_attempt = 0;
+        }
         let tool_calls = !report.tool_call_ids.is_empty();
         run.state
             .observe(Outcome::Answered { stop_reason: report.stop_reason, tool_calls })
@@ -356,9 +376,52 @@ impl SessionFlow {
         Ok(())
     }
 
-    /// The run's end was emitted; the next prompt (if any) starts the next run.
-    pub fn run_finished(&mut self) -> Result<(), FlowMismatch> {
-        self.waiting_run(Waiting::Finish, "the end of the run")?;
+    /// The run's end was emitted and `follow_on` decided: a retry waits for its delay, a correction starts
+    /// at once (its message's entry named by `new_id`); otherwise the next prompt (if any) starts the next
+    /// run.
+    pub fn run_finished(
+        &mut self,
+        follow_on: Option<&RunFollowOn>,
+        new_id: &mut dyn FnMut() -> String,
+    ) -> Result<(), FlowMismatch> {
+        let ended = self.waiting_run(Waiting::Finish, "the end of the run")?;
+        let correcting = ended.correcting;
+        self.run = match follow_on {
+            None => None,
+            Some(RunFollowOn::Retry { attempt, delay_ms }) => {
+                let mut run = Run::starting(None);
+                run.retry_attempt = *attempt;
+                run.correcting = correcting;
+                run.backoff_ms = Some(*delay_ms);
+                run.waiting = Some(Waiting::Backoff);
+                Some(run)
+            }
+            Some(RunFollowOn::Correct { custom_type, text }) => {
+                let message = UserInput {
+                    entry_id: new_id(),
+                    text: text.clone(),
+                    images: Vec::new(),
+                    custom_type: Some(custom_type.clone()),
+                };
+                let mut run = Run::starting(Some(message));
+                run.correcting = true;
+                Some(run)
+            }
+        };
+        Ok(())
+    }
+
+    /// The delay before a retry is over (`aborted`: an abort cut it short, and the retry does not start).
+    pub fn backoff_over(&mut self, aborted: bool) -> Result<(), FlowMismatch> {
+        let run = self.waiting_run(Waiting::Backoff, "the end of the retry's delay")?;
+        run.backoff_ms = None;
+        run.waiting = if aborted { Some(Waiting::CancelRetry) } else { None };
+        Ok(())
+    }
+
+    /// The cancelled retry was reported; the next prompt (if any) starts the next run.
+    pub fn retry_cancelled(&mut self) -> Result<(), FlowMismatch> {
+        self.waiting_run(Waiting::CancelRetry, "the cancelled retry")?;
         self.run = None;
         Ok(())
     }
@@ -375,13 +438,41 @@ impl SessionFlow {
 }
 
 impl Run {
+    /// A run about to start: `agent_start`, then `prompt` (a retry has none: it continues the agent).
+    fn starting(prompt: Option<UserInput>) -> Self {
+        let entries = prompt.iter().map(|prompt| prompt.entry_id.clone()).collect();
+        let pending =
+            Announcements { agent_start: true, messages: prompt.into_iter().collect(), ..Announcements::default() };
+        Self {
+            state: LoopState::new(),
+            queued: Vec::new(),
+            pending,
+            answer: None,
+            tool_calls: Vec::new(),
+            tool_results: Vec::new(),
+            entries,
+            waiting: None,
+            retry_attempt: 0,
+            correcting: false,
+            backoff_ms: None,
+        }
+    }
+
     fn action_for(&self, waiting: Waiting) -> Action {
         let announce = self.pending.clone();
         let answer_entry_id = self.answer.clone().unwrap_or_default();
+        let attempt = self.retry_attempt;
         match waiting {
-            Waiting::Model => Action::CallModel { announce, answer_entry_id },
+            Waiting::Model => Action::CallModel { announce, answer_entry_id, retry_attempt: attempt },
             Waiting::Tools => Action::RunTools { announce, answer_entry_id, results: self.tool_calls.clone() },
-            Waiting::Finish => Action::FinishRun { announce, run_entries: self.entries.clone() },
+            Waiting::Finish => Action::FinishRun {
+                announce,
+                run_entries: self.entries.clone(),
+                retry_attempt: attempt,
+                check_output: !self.correcting,
+            },
+            Waiting::Backoff => Action::Backoff { delay_ms: self.backoff_ms.unwrap_or_default(), attempt },
+            Waiting::CancelRetry => Action::CancelRetry { attempt },
         }
     }
 }

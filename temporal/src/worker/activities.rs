@@ -2,24 +2,28 @@
 //! left unfinished, the end of a run. Each opens the session from the store, carries out its step under the
 //! entry ids the workflow named, and appends what it wrote; each is idempotent by those ids.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use pi_runtime::agent::{PromptInput, StepRequest, StepWork};
 use pi_runtime::agent_session::{PromptOptions, TOOL_INTERRUPTED};
 use pi_runtime::extension::InputSource;
-use pi_runtime::protocol::{AgentMessage, ImageContent, ToolResultMessage, UserContent, now_ms};
-use pi_runtime::session::{EntryKind, PlannedIds, SessionEntry, entry_message};
+use pi_runtime::protocol::{
+    AgentMessage, CustomMessage, ImageContent, MessageContent, ToolResultMessage, UserContent, now_ms,
+};
+use pi_runtime::session::{EntryKind, PlannedIds, SessionEntry};
 use serde::{Deserialize, Serialize};
 use temporalio_macros::activities;
 use temporalio_sdk::ApplicationFailure;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use super::commands::{self, CommandDone, CommandStep, ModelSettings};
+use super::run_end;
 use super::step_host::{OpenStep, StepError, StepHost};
+use super::step_ids::{model_step_ids, planned, stored_step_entries};
 use super::workflow::EVENTS_PER_STEP;
-use crate::flow::{Announcements, ModelReport, ToolResultSlot, UserInput};
+use crate::flow::{Announcements, ModelReport, RunFollowOn, ToolResultSlot, UserInput};
 use crate::store::StoreError;
 
 /// What every step names: the session, the agent's flags for it, and where its events are numbered from.
@@ -44,6 +48,10 @@ pub struct ModelStep {
     /// The run's system prompt, as its first call set it (a `before_agent_start` change); `None` on the
     /// first call, which works it out.
     pub system_prompt: Option<String>,
+    /// The auto-retry under way (0: none): a retried run's first call leaves the failed answer out of the
+    /// context, and the first answer that is no error ends the streak.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retry_attempt: u32,
 }
 
 /// What the model step reports: the flow's part, and the run's system prompt for its later calls.
@@ -73,6 +81,24 @@ pub struct FinishStep {
     pub target: StepTarget,
     pub announce: Announcements,
     pub run_entries: Vec<String>,
+    /// The auto-retry under way (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retry_attempt: u32,
+    /// Whether the run's final answer is checked against the output schema (not a correction's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub check_output: bool,
+}
+
+/// The step that reports a retry whose wait an abort cut short.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelRetryStep {
+    pub target: StepTarget,
+    pub attempt: u32,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 /// How often a running step tells Temporal it is alive (a killed worker's step is retried, or marked
@@ -169,29 +195,37 @@ impl SessionActivities {
         outcome.map_err(failed)
     }
 
-    /// Emits the pending `turn_end` and `agent_end` with the run's messages, then the after-run checks.
+    /// Emits the pending `turn_end` and `agent_end` with the run's messages, then decides what follows as pi
+    /// does after a run: a retry, an output correction, or nothing (the session settles).
     #[activity(name = "finish_run")]
-    pub async fn finish_run(self: Arc<Self>, ctx: ActivityContext, step: FinishStep) -> Result<(), ActivityError> {
+    pub async fn finish_run(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        step: FinishStep,
+    ) -> Result<Option<RunFollowOn>, ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;
         let open =
             host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
-        let run_messages = {
-            let manager = open.session.manager();
-            let by_id: HashMap<&str, &SessionEntry> =
-                manager.entries().iter().map(|entry| (entry.id.as_str(), entry)).collect();
-            step.run_entries
-                .iter()
-                .filter_map(|id| by_id.get(id.as_str()).and_then(|entry| entry_message(entry)))
-                .collect()
-        };
-        let request = announced(&step.announce, StepWork::FinishRun { run_messages });
-        let mut outcome = open.session.run_step(request, PlannedIds::default()).await.map(drop);
-        if outcome.is_ok() {
-            outcome = open.session.finish_stepped_run().await;
-        }
+        let outcome = run_end::finish(&open, &step).await;
         host.close(open).await.map_err(failed)?;
         outcome.map_err(|error| failed(step_failed(&step.target, error)))
+    }
+
+    /// Reports a retry whose wait an abort cut short (`auto_retry_end`), then settles the session.
+    #[activity(name = "cancel_retry")]
+    pub async fn cancel_retry(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        step: CancelRetryStep,
+    ) -> Result<(), ActivityError> {
+        let _alive = heartbeat(&ctx);
+        let host = &self.host;
+        let open =
+            host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
+        let outcome = open.session.cancel_stepped_retry(step.attempt).await;
+        host.close(open).await.map_err(failed)?;
+        outcome.map(drop).map_err(|error| failed(step_failed(&step.target, error)))
     }
 }
 
@@ -202,7 +236,7 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
     let mut system_prompt = step.system_prompt.clone();
     for (index, input) in step.announce.messages.iter().enumerate() {
         let images = images_of(input);
-        if index == 0 && step.announce.agent_start {
+        if index == 0 && step.announce.agent_start && input.custom_type.is_none() {
             // The run's prompt goes through the pipeline's stages before the run, as `prompt` does.
             let options = PromptOptions { images, source: InputSource::Rpc, ..PromptOptions::default() };
             let prepared = session
@@ -218,11 +252,15 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
                 None => return Ok(handled_prompt()),
             }
         } else {
-            messages.extend(PromptInput::Text { text: input.text.clone(), images }.into_messages());
+            messages.extend(input_messages(input));
         }
     }
     if let Some(prompt) = &system_prompt {
         session.agent().set_system_prompt(prompt.clone());
+    }
+    if step.retry_attempt > 0 && step.announce.agent_start {
+        // A retried run continues the agent without the failed answer, as the wait before it left it.
+        session.drop_failed_answer();
     }
     let before: Vec<String> = open.stored_ids().map(str::to_owned).collect();
     let mut request = announced(&step.announce, StepWork::CallModel);
@@ -231,6 +269,7 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
     let ids = model_step_ids(&request.messages, &step.announce.messages, &step.answer_entry_id);
     let report = session.run_step(request, ids).await.map_err(|error| step_failed(&step.target, error))?;
     let answer = report.answer.unwrap_or_default();
+    session.report_retried_answer(step.retry_attempt, &answer);
     let recorded = session
         .manager()
         .entries()
@@ -285,12 +324,8 @@ fn is_run_message(entry: &SessionEntry) -> bool {
 }
 
 /// The step's announcements, before `work`.
-fn announced(announce: &Announcements, work: StepWork) -> StepRequest {
-    let messages = announce
-        .messages
-        .iter()
-        .flat_map(|input| PromptInput::Text { text: input.text.clone(), images: images_of(input) }.into_messages())
-        .collect();
+pub(super) fn announced(announce: &Announcements, work: StepWork) -> StepRequest {
+    let messages = announce.messages.iter().flat_map(input_messages).collect();
     StepRequest {
         end_turn: announce.turn_end.is_some(),
         start_run: announce.agent_start,
@@ -301,38 +336,19 @@ fn announced(announce: &Announcements, work: StepWork) -> StepRequest {
     }
 }
 
-/// The ids of a tool step's entries: the announced messages', in order, and the tool results by call.
-fn planned(announce: &Announcements, results: &[ToolResultSlot]) -> PlannedIds {
-    let in_order: VecDeque<String> = announce.messages.iter().map(|input| input.entry_id.clone()).collect();
-    let tool_results = results.iter().map(|slot| (slot.tool_call_id.clone(), slot.entry_id.clone())).collect();
-    PlannedIds { in_order, tool_results }
-}
-
-/// The ids of the messages a model step records, in order, then its answer's: user messages take the
-/// announced ids in order; messages the session adds itself (pi 1.5's opening system message) take ids
-/// derived from the answer's, so a repeated step names them alike; custom messages become custom entries
-/// and take none.
-fn model_step_ids(messages: &[AgentMessage], announced: &[UserInput], answer_id: &str) -> PlannedIds {
-    let mut announced = announced.iter().map(|input| input.entry_id.clone());
-    let mut in_order = VecDeque::new();
-    for (index, message) in messages.iter().enumerate() {
-        match message {
-            AgentMessage::Custom(_) | AgentMessage::ToolResult(_) => {}
-            AgentMessage::User(_) => {
-                in_order.push_back(announced.next().unwrap_or_else(|| derived_entry_id(answer_id, index)));
-            }
-            _ => in_order.push_back(derived_entry_id(answer_id, index)),
-        }
+/// The messages an announced input enters the context as: a user message (with its images), or the
+/// session's own custom message.
+fn input_messages(input: &UserInput) -> Vec<AgentMessage> {
+    match &input.custom_type {
+        Some(custom_type) => vec![AgentMessage::Custom(CustomMessage {
+            custom_type: custom_type.clone(),
+            content: MessageContent::Text(input.text.clone()),
+            display: true,
+            details: None,
+            timestamp: now_ms(),
+        })],
+        None => PromptInput::Text { text: input.text.clone(), images: images_of(input) }.into_messages(),
     }
-    in_order.push_back(answer_id.to_owned());
-    PlannedIds { in_order, tool_results: HashMap::new() }
-}
-
-/// An entry id (eight hex digits, as pi's) that only `answer_id` and `index` decide.
-fn derived_entry_id(answer_id: &str, index: usize) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(format!("{answer_id}/{index}").as_bytes());
-    digest.iter().take(4).map(|byte| format!("{byte:02x}")).collect()
 }
 
 fn images_of(input: &UserInput) -> Vec<ImageContent> {
@@ -345,20 +361,6 @@ fn stored_answer(stored: &crate::store::SessionLines, id: &str) -> Option<pi_run
     let entry: SessionEntry = SessionEntry::from_json(serde_json::from_str(&line.text).ok()?)?;
     entry.message()?.as_assistant().cloned()
 }
-
-/// The message entries a model step whose work was saved recorded, in order: the block of entries that
-/// ends with its answer and starts with the first of its announced or derived ids.
-fn stored_step_entries(stored: &crate::store::SessionLines, step: &ModelStep) -> Vec<String> {
-    let lines = &stored.entries;
-    let Some(answer_at) = lines.iter().position(|line| line.id == step.answer_entry_id) else { return Vec::new() };
-    let mut ours: Vec<String> = step.announce.messages.iter().map(|input| input.entry_id.clone()).collect();
-    ours.extend((0..DERIVED_IDS_CHECKED).map(|index| derived_entry_id(&step.answer_entry_id, index)));
-    let start = lines[..answer_at].iter().position(|line| ours.contains(&line.id)).unwrap_or(answer_at);
-    lines[start..=answer_at].iter().filter(|line| line.is_run_message()).map(|line| line.id.clone()).collect()
-}
-
-/// How many of a step's derived ids a retried step looks for (more messages than a step's opening ever has).
-const DERIVED_IDS_CHECKED: usize = 64;
 
 fn report_of(answer: &pi_runtime::protocol::AssistantMessage, step_entries: Vec<String>) -> ModelReport {
     ModelReport {
@@ -425,57 +427,5 @@ struct HeartbeatGuard(tokio::task::JoinHandle<()>);
 impl Drop for HeartbeatGuard {
     fn drop(&mut self) {
         self.0.abort();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn input(id: &str) -> UserInput {
-        UserInput { entry_id: id.to_owned(), text: "hi".to_owned(), images: Vec::new() }
-    }
-
-    #[test]
-    fn a_model_step_names_the_session_s_own_messages_apart_from_the_announced_ones() {
-        let user = |text: &str| PromptInput::Text { text: text.to_owned(), images: Vec::new() }.into_messages();
-        let message = |json: serde_json::Value| -> AgentMessage { serde_json::from_value(json).expect("a message") };
-        let system = message(serde_json::json!({"role": "system", "content": "You are pi.", "timestamp": 1}));
-        let custom = message(serde_json::json!({
-            "role": "custom", "customType": "note", "content": "from a hook", "display": true, "timestamp": 1
-        }));
-        assert!(matches!(system, AgentMessage::System(_)) && matches!(custom, AgentMessage::Custom(_)));
-        let mut messages = vec![system];
-        messages.extend(user("hi"));
-        messages.push(custom);
-        messages.extend(user("steer"));
-        let ids = model_step_ids(&messages, &[input("prompt01")], "answer01");
-        let derived = |index| derived_entry_id("answer01", index);
-        assert_eq!(Vec::from(ids.in_order), [derived(0), "prompt01".to_owned(), derived(3), "answer01".to_owned()]);
-        assert_ne!(derived(0), derived(3));
-        assert_eq!(derived(0), derived_entry_id("answer01", 0), "a repeated step names them alike");
-        assert!(derived(0).len() == 8 && derived(0).chars().all(|c| c.is_ascii_hexdigit()));
-    }
-
-    #[test]
-    fn a_retried_model_step_finds_the_entries_its_first_attempt_recorded() {
-        let system_id = derived_entry_id("answer01", 0);
-        let line = |id: &str, kind: &str| format!(r#"{{"type":"{kind}","id":"{id}","parentId":null,"timestamp":"t"}}"#);
-        let text = [
-            r#"{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/w"}"#.to_owned(),
-            line("old00001", "message"),
-            line(&system_id, "message"),
-            line("prompt01", "message"),
-            line("custom01", "custom_message"),
-            line("answer01", "message"),
-        ]
-        .join("\n");
-        let stored = crate::store::SessionLines::parse(&text).expect("lines");
-        let announce =
-            Announcements { agent_start: true, messages: vec![input("prompt01")], ..Announcements::default() };
-        let target = StepTarget { session_id: "s1".into(), argv: Vec::new(), event_base: 0, aborted: false };
-        let step = ModelStep { target, announce, answer_entry_id: "answer01".into(), system_prompt: None };
-        let expected = [system_id, "prompt01".to_owned(), "custom01".to_owned(), "answer01".to_owned()];
-        assert_eq!(stored_step_entries(&stored, &step), expected, "a hook's custom message is the run's too");
     }
 }

@@ -7,7 +7,9 @@ pub mod batch;
 mod bus_ui;
 pub mod commands;
 pub mod replay;
+mod run_end;
 pub mod step_host;
+mod step_ids;
 pub mod workflow;
 
 use std::sync::Arc;

@@ -16,9 +16,9 @@ use temporalio_sdk::{
     WorkflowContextView, WorkflowResult,
 };
 
-use super::activities::{FinishStep, ModelStep, SessionActivities, StepTarget, ToolsStep};
+use super::activities::{CancelRetryStep, FinishStep, ModelStep, SessionActivities, StepTarget, ToolsStep};
 use super::commands::{CommandDone, CommandStep, ModelSettings, SessionCommand};
-use crate::flow::{Action, FlowMismatch, SessionFlow, SessionInput};
+use crate::flow::{Action, FlowMismatch, RunFollowOn, SessionFlow, SessionInput};
 
 /// Turns after which the workflow continues as new (between runs), keeping its history short.
 pub const TURNS_PER_RUN: u32 = 100;
@@ -72,7 +72,8 @@ pub struct SessionStatus {
     pub queued_prompts: usize,
     pub queued_steering: usize,
     pub queued_follow_ups: usize,
-    /// Runs that ended since the session began.
+    /// Runs that ended since the session began (a run with its auto-retries and output correction counts
+    /// once, as the prompt that started it).
     pub runs: u64,
     /// Steps handed to activities so far (step `n` numbers its events after `n * EVENTS_PER_STEP`).
     pub steps: u64,
@@ -175,9 +176,9 @@ impl SessionWorkflow {
                 }
             });
             match action {
-                Action::CallModel { announce, answer_entry_id } => {
+                Action::CallModel { announce, answer_entry_id, retry_attempt } => {
                     let system_prompt = ctx.state(|state| state.run_system_prompt.clone());
-                    let step = ModelStep { target, announce, answer_entry_id, system_prompt };
+                    let step = ModelStep { target, announce, answer_entry_id, system_prompt, retry_attempt };
                     let done =
                         ctx.execute_activity(SessionActivities::call_model, step, model_options(heartbeat)).await?;
                     let mut ids = done.report.tool_call_ids.iter().map(|_| new_entry_id(ctx)).collect::<Vec<_>>();
@@ -206,14 +207,36 @@ impl SessionWorkflow {
                     }
                     ctx.state_mut(|state| state.flow.tools_ran()).map_err(mismatch)?;
                 }
-                Action::FinishRun { announce, run_entries } => {
-                    let step = FinishStep { target, announce, run_entries };
-                    ctx.execute_activity(SessionActivities::finish_run, step, model_options(heartbeat)).await?;
+                Action::FinishRun { announce, run_entries, retry_attempt, check_output } => {
+                    let step = FinishStep { target, announce, run_entries, retry_attempt, check_output };
+                    let options = model_options(heartbeat);
+                    let follow_on = ctx.execute_activity(SessionActivities::finish_run, step, options).await?;
+                    // A correction's message is an entry the workflow names, as a prompt's is.
+                    let correction_id =
+                        matches!(follow_on, Some(RunFollowOn::Correct { .. })).then(|| new_entry_id(ctx));
                     ctx.state_mut(|state| {
-                        state.run_system_prompt = None;
-                        state.run_aborted = false;
-                        state.runs += 1;
-                        state.flow.run_finished()
+                        if follow_on.is_none() {
+                            state.settle_run();
+                        }
+                        state.flow.run_finished(follow_on.as_ref(), &mut || correction_id.clone().unwrap_or_default())
+                    })
+                    .map_err(mismatch)?;
+                }
+                Action::Backoff { delay_ms, .. } => {
+                    // No activity: the wait is a durable timer, and settings commands may go meanwhile.
+                    ctx.state_mut(|state| {
+                        state.steps -= 1;
+                        state.stepping = false;
+                    });
+                    let aborted = retry_delay(ctx, Duration::from_millis(delay_ms)).await;
+                    ctx.state_mut(|state| state.flow.backoff_over(aborted)).map_err(mismatch)?;
+                }
+                Action::CancelRetry { attempt } => {
+                    let step = CancelRetryStep { target, attempt };
+                    ctx.execute_activity(SessionActivities::cancel_retry, step, model_options(heartbeat)).await?;
+                    ctx.state_mut(|state| {
+                        state.settle_run();
+                        state.flow.retry_cancelled()
                     })
                     .map_err(mismatch)?;
                 }
@@ -313,6 +336,13 @@ impl SessionWorkflow {
 }
 
 impl SessionWorkflow {
+    /// A run ended with nothing to follow it (no retry, no correction): the next one starts afresh.
+    fn settle_run(&mut self) {
+        self.run_system_prompt = None;
+        self.run_aborted = false;
+        self.runs += 1;
+    }
+
     /// No run under way and nothing waiting to start one.
     fn is_idle(&self) -> bool {
         !self.flow.is_running()
@@ -331,6 +361,20 @@ impl SessionWorkflow {
     fn has_work(&self) -> bool {
         !self.inbox.is_empty() || self.flow.is_running() || self.flow.queued_counts().0 > 0 || self.closing
     }
+}
+
+/// Waits `delay` before a retry; an abort of the run cuts it short (returns `true`).
+async fn retry_delay(ctx: &WorkflowContext<SessionWorkflow>, delay: Duration) -> bool {
+    let mut timer = std::pin::pin!(ctx.timer(delay));
+    let mut aborted = std::pin::pin!(ctx.wait_condition(|state| state.run_aborted));
+    let cut_short = temporalio_sdk::workflows::select! {
+        _ = aborted => true,
+        _ = timer => false,
+    };
+    if cut_short {
+        temporalio_sdk::CancellableFuture::cancel(&*timer);
+    }
+    cut_short
 }
 
 /// The flow and an activity's outcome disagree: the workflow fails (a bug, or a history from another

@@ -7,6 +7,7 @@ mod api;
 mod batches;
 mod client;
 mod crash;
+mod retries;
 
 use client::{Server, WAIT, json_body};
 use pi_gen_tests::{Sandbox, agent_binary};
@@ -52,15 +53,27 @@ impl std::ops::Deref for Deployment {
 
 /// `serve` with the mock model on `engine`.
 async fn serve_on(engine: Engine, sandbox: &Sandbox, args: &[&str]) -> Deployment {
+    serve_on_env(engine, sandbox, args, &[]).await
+}
+
+/// [`serve_on`] with extra environment variables for the agent (embedded, it is then `pi-scale`, whose
+/// `PI_SCALE_AGENT` picks the agent).
+async fn serve_on_env(engine: Engine, sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Deployment {
     match engine {
-        Engine::Embedded => {
+        Engine::Embedded if env.is_empty() => {
             Deployment { server: serve(sandbox, args).await, engine, cluster: Vec::new(), _workers: Vec::new() }
+        }
+        Engine::Embedded => {
+            let all = [&["--provider", "mock", "--model", "m"], args].concat();
+            let binary = pi_gen_tests::scale_agent_bin();
+            let server = Server::start_env(sandbox, &binary, &all, Some("s3cret-token"), env).await;
+            Deployment { server, engine, cluster: Vec::new(), _workers: Vec::new() }
         }
         Engine::Temporal => {
             let cluster = pi_gen_tests::temporal::cluster_flags();
             let log = sandbox.root.path().join("workers.log");
-            let workers = pi_gen_tests::temporal::start_workers(sandbox, &cluster, 2, &log);
-            let server = temporal_tier(sandbox, &cluster, args).await;
+            let workers = pi_gen_tests::temporal::start_workers_env(sandbox, &cluster, 2, &log, env);
+            let server = temporal_tier_env(sandbox, &cluster, args, env).await;
             Deployment { server, engine, cluster, _workers: workers }
         }
     }
@@ -68,10 +81,14 @@ async fn serve_on(engine: Engine, sandbox: &Sandbox, args: &[&str]) -> Deploymen
 
 /// `pi-scale serve --engine temporal` on `cluster` with the mock model.
 async fn temporal_tier(sandbox: &Sandbox, cluster: &[String], args: &[&str]) -> Server {
+    temporal_tier_env(sandbox, cluster, args, &[]).await
+}
+
+async fn temporal_tier_env(sandbox: &Sandbox, cluster: &[String], args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut all = vec!["--engine", "temporal", "--provider", "mock", "--model", "m"];
     all.extend(cluster.iter().map(String::as_str));
     all.extend(args);
-    Server::start(sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token")).await
+    Server::start_env(sandbox, &pi_gen_tests::scale_agent_bin(), &all, Some("s3cret-token"), env).await
 }
 
 /// The session as the engine keeps it: the file on disk (embedded), or the store's export (Temporal, where
