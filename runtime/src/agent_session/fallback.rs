@@ -112,10 +112,7 @@ impl AgentSession {
             if let Err(error) = self.manager().append_custom(MODEL_FALLBACK_ENTRY, Some(data)) {
                 self.link.record_write_error(&error);
             }
-            self.agent.set_model(fallback.model);
-            self.agent.set_api_key(fallback.api_key.clone());
-            *lock(&self.api_key) = fallback.api_key;
-            self.agent.set_thinking_level(fallback.thinking);
+            self.adopt_model(fallback.model, fallback.api_key, fallback.thinking);
             return true;
         }
         false
@@ -129,11 +126,25 @@ impl AgentSession {
             .as_ref()
             .is_some_and(|model| model.provider == chosen.fallback.provider && model.id == chosen.fallback.id)
         {
-            self.agent.set_model(chosen.model);
-            self.agent.set_api_key(chosen.api_key.clone());
-            *lock(&self.api_key) = chosen.api_key;
-            self.agent.set_thinking_level(chosen.thinking);
+            self.adopt_model(chosen.model, chosen.api_key, chosen.thinking);
         }
+    }
+
+    /// A step of a run a fallback serves: the session continues on `model` (`provider/id[:level]`, one of
+    /// its fallback chain), recording nothing, as the run that switched to it did.
+    pub fn use_fallback_model(&self, model: &str) -> Result<(), String> {
+        let chain = lock(&self.fallbacks).clone().ok_or("the session has no fallback models")?;
+        let fallback = (chain.resolver)(model)?;
+        self.adopt_model(fallback.model, fallback.api_key, fallback.thinking);
+        Ok(())
+    }
+
+    /// The agent goes on with `model`, its key and thinking level (the session's own choice is untouched).
+    fn adopt_model(&self, model: Model, api_key: Option<String>, thinking: ThinkingLevel) {
+        self.agent.set_model(model);
+        self.agent.set_api_key(api_key.clone());
+        *lock(&self.api_key) = api_key;
+        self.agent.set_thinking_level(thinking);
     }
 }
 

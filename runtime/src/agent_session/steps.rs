@@ -25,6 +25,10 @@ pub enum SteppedRunEnd {
     /// The answer does not match the output schema: a run with `correction` as its prompt follows (its own
     /// answer is not checked again).
     Correct { correction: Box<AgentMessage> },
+    /// The answer failed and a fallback model takes over (`model_fallback` was emitted and recorded): a run
+    /// with no new message continues the agent on `model` (`provider/id[:level]`, as the chain names it),
+    /// with fresh retries. `tried` fallbacks of the chain are used up.
+    Fallback { model: String, tried: usize },
 }
 
 /// Where a chain of stepped runs stands (the driver keeps it between steps).
@@ -35,6 +39,10 @@ pub struct SteppedChain {
     /// Whether the chain's final answer is checked against the output schema (not after a correction,
     /// nor after an abort).
     pub check_output: bool,
+    /// The fallback models already tried in this chain (the next is the chain's next one).
+    pub fallbacks_tried: usize,
+    /// The chain was aborted: no fallback takes over.
+    pub aborted: bool,
 }
 
 impl AgentSession {
@@ -74,6 +82,12 @@ impl AgentSession {
             }
             RetryDecision::GiveUp(event) => (self.emit)(&event),
             RetryDecision::Done => {}
+        }
+        let mut next = chain.fallbacks_tried;
+        if !chain.aborted && self.switch_to_fallback(&mut next, &mut None) {
+            let models = lock(&self.fallbacks).as_ref().map(|fallbacks| fallbacks.models.clone()).unwrap_or_default();
+            let model = models.get(next.saturating_sub(1)).cloned().unwrap_or_default();
+            return Ok(SteppedRunEnd::Fallback { model, tried: next });
         }
         self.settle_stepped_run(chain.check_output).await
     }

@@ -9,16 +9,18 @@
 //! finds its answer already stored instead of asking the model twice, and payloads carry ids, not messages.
 
 mod announce;
+mod run;
 #[cfg(test)]
 mod tests;
 
 use std::collections::VecDeque;
 
-use pi_runtime::agent::{LoopState, Outcome, Step};
+use pi_runtime::agent::{Outcome, Step};
 use pi_runtime::protocol::StopReason;
 use serde::{Deserialize, Serialize};
 
 pub use announce::{Announcements, TurnEnd, UserInput};
+use run::{Run, Waiting};
 
 /// What the end step of a run decided comes next, apart from settling (the end step's result; `None`
 /// when the session settled).
@@ -32,6 +34,10 @@ pub enum RunFollowOn {
     /// The answer failed the output schema: a run whose prompt is this custom message sends it back.
     #[serde(rename_all = "camelCase")]
     Correct { custom_type: String, text: String },
+    /// The answer failed and a fallback model takes over at once: a run with no new message continues the
+    /// agent on `model` (as the fallback chain names it); `tried` of the chain are used up.
+    #[serde(rename_all = "camelCase")]
+    Fallback { model: String, tried: u32 },
 }
 
 /// What a signal or update brings the workflow.
@@ -80,8 +86,15 @@ pub enum Action {
     /// Emit and record `announce`, then run the tool calls of entry `answer_entry_id`, each result into the
     /// entry named beside its call id.
     RunTools { announce: Announcements, answer_entry_id: String, results: Vec<ToolResultSlot> },
-    /// Emit `announce`, then end the run (`agent_end` with the run's entries) and decide what follows.
-    FinishRun { announce: Announcements, run_entries: Vec<String>, retry_attempt: u32, check_output: bool },
+    /// Emit `announce`, then end the run (`agent_end` with the run's entries) and decide what follows (the
+    /// retry under way, whether the answer is checked against the output schema, the fallbacks tried).
+    FinishRun {
+        announce: Announcements,
+        run_entries: Vec<String>,
+        retry_attempt: u32,
+        check_output: bool,
+        fallbacks_tried: u32,
+    },
     /// Wait `delay_ms` before retry `attempt` (a timer; an abort cancels it).
     Backoff { delay_ms: u64, attempt: u32 },
     /// The wait before retry `attempt` was aborted: say so, and settle the session.
@@ -142,64 +155,6 @@ pub struct SessionFlow {
 /// Idempotency keys a session remembers.
 const REMEMBERED_KEYS: usize = 1024;
 
-/// A run under way.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Run {
-    state: LoopState,
-    /// Taken from a queue; they enter the context when the next turn starts.
-    queued: Vec<UserInput>,
-    /// Emitted and recorded by the next activity (kept until its outcome arrives, since it may be retried).
-    pending: Announcements,
-    /// The current turn's answer, once the model call is handed out.
-    answer: Option<String>,
-    /// The current answer's tool calls and the entries their results go to.
-    tool_calls: Vec<ToolResultSlot>,
-    /// The current turn's tool results, once they ran.
-    tool_results: Vec<String>,
-    /// Every entry the run added, for `agent_end`.
-    entries: Vec<String>,
-    /// The activity under way.
-    waiting: Option<Waiting>,
-    /// The auto-retry under way in this chain of runs (0: none); a run that retries carries it.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    retry_attempt: u32,
-    /// The run sends an answer that failed the output schema back: its own answer is not checked again.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    correcting: bool,
-    /// The wait before this retried run, while it lasts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    backoff_ms: Option<u64>,
-}
-
-fn is_zero(value: &u32) -> bool {
-    *value == 0
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Waiting {
-    Model,
-    Tools,
-    Finish,
-    /// A retried run waits for its delay.
-    Backoff,
-    /// The wait before a retry was aborted; the run ends without starting.
-    CancelRetry,
-}
-
-impl Waiting {
-    fn describe(self) -> &'static str {
-        match self {
-            Self::Model => "the model's answer",
-            Self::Tools => "the tool results",
-            Self::Finish => "the end of the run",
-            Self::Backoff => "the retry's delay",
-            Self::CancelRetry => "the cancelled retry",
-        }
-    }
-}
-
 impl SessionFlow {
     pub fn new(steering_mode: Drain, follow_up_mode: Drain) -> Self {
         Self { steering_mode, follow_up_mode, ..Self::default() }
@@ -214,6 +169,11 @@ impl SessionFlow {
     /// its end (once `agent_end` is being emitted, a new prompt waits only for the end step to finish).
     pub fn is_streaming(&self) -> bool {
         self.run.as_ref().is_some_and(|run| run.waiting != Some(Waiting::Finish))
+    }
+
+    /// The fallback model serving the run under way, if one took over (every step of the run uses it).
+    pub fn fallback_model(&self) -> Option<&str> {
+        self.run.as_ref().and_then(|run| run.fallback.as_deref())
     }
 
     /// Turns completed since this workflow run began.
@@ -385,15 +345,24 @@ impl SessionFlow {
         new_id: &mut dyn FnMut() -> String,
     ) -> Result<(), FlowMismatch> {
         let ended = self.waiting_run(Waiting::Finish, "the end of the run")?;
-        let correcting = ended.correcting;
+        // A retry goes on as the chain stood: the output check, the fallback serving it.
+        let mut continued = Run::starting(None);
+        continued.correcting = ended.correcting;
+        continued.fallback = ended.fallback.clone();
+        continued.fallbacks_tried = ended.fallbacks_tried;
         self.run = match follow_on {
             None => None,
             Some(RunFollowOn::Retry { attempt, delay_ms }) => {
-                let mut run = Run::starting(None);
+                let mut run = continued;
                 run.retry_attempt = *attempt;
-                run.correcting = correcting;
                 run.backoff_ms = Some(*delay_ms);
                 run.waiting = Some(Waiting::Backoff);
+                Some(run)
+            }
+            Some(RunFollowOn::Fallback { model, tried }) => {
+                let mut run = continued;
+                run.fallback = Some(model.clone());
+                run.fallbacks_tried = *tried;
                 Some(run)
             }
             Some(RunFollowOn::Correct { custom_type, text }) => {
@@ -433,46 +402,6 @@ impl SessionFlow {
                 Err(FlowMismatch { waited: run.waiting.map_or("no activity", Waiting::describe).to_owned(), got })
             }
             None => Err(FlowMismatch { waited: "no run".to_owned(), got }),
-        }
-    }
-}
-
-impl Run {
-    /// A run about to start: `agent_start`, then `prompt` (a retry has none: it continues the agent).
-    fn starting(prompt: Option<UserInput>) -> Self {
-        let entries = prompt.iter().map(|prompt| prompt.entry_id.clone()).collect();
-        let pending =
-            Announcements { agent_start: true, messages: prompt.into_iter().collect(), ..Announcements::default() };
-        Self {
-            state: LoopState::new(),
-            queued: Vec::new(),
-            pending,
-            answer: None,
-            tool_calls: Vec::new(),
-            tool_results: Vec::new(),
-            entries,
-            waiting: None,
-            retry_attempt: 0,
-            correcting: false,
-            backoff_ms: None,
-        }
-    }
-
-    fn action_for(&self, waiting: Waiting) -> Action {
-        let announce = self.pending.clone();
-        let answer_entry_id = self.answer.clone().unwrap_or_default();
-        let attempt = self.retry_attempt;
-        match waiting {
-            Waiting::Model => Action::CallModel { announce, answer_entry_id, retry_attempt: attempt },
-            Waiting::Tools => Action::RunTools { announce, answer_entry_id, results: self.tool_calls.clone() },
-            Waiting::Finish => Action::FinishRun {
-                announce,
-                run_entries: self.entries.clone(),
-                retry_attempt: attempt,
-                check_output: !self.correcting,
-            },
-            Waiting::Backoff => Action::Backoff { delay_ms: self.backoff_ms.unwrap_or_default(), attempt },
-            Waiting::CancelRetry => Action::CancelRetry { attempt },
         }
     }
 }

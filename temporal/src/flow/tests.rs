@@ -68,7 +68,9 @@ fn a_prompt_is_one_model_call_then_the_end_of_the_run() {
     let finish = flow.next_action(&mut ids.next());
     let announce = Announcements { turn_end: turn_end("e2", &[]), ..Default::default() };
     let run_entries = entries(&["e1", "e2"]);
-    assert_eq!(finish, Action::FinishRun { announce, run_entries, retry_attempt: 0, check_output: true });
+    let expected =
+        Action::FinishRun { announce, run_entries, retry_attempt: 0, check_output: true, fallbacks_tried: 0 };
+    assert_eq!(finish, expected);
     assert!(flow.is_running());
     flow.run_finished(None, &mut ids.next()).expect("finished");
     assert!(!flow.is_running());
@@ -334,4 +336,34 @@ fn an_answer_failing_the_output_schema_is_sent_back_once_as_a_custom_message() {
     flow.model_answered(&answered(StopReason::Stop, &[]), &mut ids.next()).expect("answer");
     let Action::FinishRun { check_output, .. } = flow.next_action(&mut ids.next()) else { panic!("the end") };
     assert!(!check_output);
+}
+
+#[test]
+fn a_fallback_model_serves_the_rest_of_the_chain_with_fresh_retries() {
+    let (mut flow, mut ids) = (SessionFlow::default(), Ids::default());
+    flow.receive(prompt("hi"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    assert_eq!(flow.fallback_model(), None);
+    flow.model_answered(&answered(StopReason::Error, &[]), &mut ids.next()).expect("answer");
+    finish_with(&mut flow, &mut ids, Some(RunFollowOn::Fallback { model: "mock/m2".into(), tried: 1 }));
+    // At once, with no delay: a run of its own on the fallback.
+    let Action::CallModel { announce, retry_attempt, .. } = flow.next_action(&mut ids.next()) else {
+        panic!("the fallback's call")
+    };
+    assert!(announce.agent_start && announce.messages.is_empty());
+    assert_eq!((flow.fallback_model(), retry_attempt), (Some("mock/m2"), 0));
+    flow.model_answered(&answered(StopReason::Error, &[]), &mut ids.next()).expect("answer");
+    let Action::FinishRun { fallbacks_tried, .. } = flow.next_action(&mut ids.next()) else { panic!("the end") };
+    assert_eq!(fallbacks_tried, 1, "the next fallback is the chain's second");
+    // A retry on the fallback stays on it.
+    flow.run_finished(Some(&RunFollowOn::Retry { attempt: 1, delay_ms: 5 }), &mut ids.next()).expect("end");
+    flow.backoff_over(false).expect("waited");
+    assert_eq!(flow.fallback_model(), Some("mock/m2"));
+    flow.next_action(&mut ids.next());
+    flow.model_answered(&answered(StopReason::Stop, &[]), &mut ids.next()).expect("answer");
+    finish_with(&mut flow, &mut ids, None);
+    // The next prompt starts on the session's own model again.
+    flow.receive(prompt("again"), &mut ids.next());
+    flow.next_action(&mut ids.next());
+    assert_eq!(flow.fallback_model(), None);
 }

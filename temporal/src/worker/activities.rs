@@ -36,6 +36,9 @@ pub struct StepTarget {
     /// The run was aborted: the step starts cancelled (see [`StepRequest::aborted`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aborted: bool,
+    /// The fallback model serving the run (`provider/id[:level]`, one of the session's fallback chain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// The model step's input.
@@ -87,6 +90,9 @@ pub struct FinishStep {
     /// Whether the run's final answer is checked against the output schema (not a correction's).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub check_output: bool,
+    /// The fallback models the run's chain used up.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fallbacks_tried: u32,
 }
 
 /// The step that reports a retry whose wait an abort cut short.
@@ -129,8 +135,7 @@ impl SessionActivities {
             let report = report_of(&answer, recorded);
             return Ok(ModelStepDone { report, system_prompt: step.system_prompt, settings: None });
         }
-        let open =
-            host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
+        let open = host.open_target(&step.target).await.map_err(failed)?;
         let outcome = until_done_or_aborted(host, &open, &step.target, model_step(&open, &step)).await;
         host.close(open).await.map_err(failed)?;
         outcome.map_err(failed)
@@ -142,8 +147,7 @@ impl SessionActivities {
     pub async fn run_tools(self: Arc<Self>, ctx: ActivityContext, step: ToolsStep) -> Result<(), ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;
-        let open =
-            host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
+        let open = host.open_target(&step.target).await.map_err(failed)?;
         let mut request = announced(&step.announce, StepWork::RunTools);
         request.aborted = step.target.aborted;
         let ids = planned(&step.announce, &step.results);
@@ -157,8 +161,7 @@ impl SessionActivities {
     pub async fn interrupt_tools(self: Arc<Self>, ctx: ActivityContext, step: ToolsStep) -> Result<(), ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;
-        let open =
-            host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
+        let open = host.open_target(&step.target).await.map_err(failed)?;
         let stored: Vec<String> = open.stored_ids().map(str::to_owned).collect();
         let missing: Vec<&ToolResultSlot> =
             step.results.iter().filter(|slot| !stored.contains(&slot.entry_id)).collect();
@@ -188,8 +191,7 @@ impl SessionActivities {
     ) -> Result<CommandDone, ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;
-        let open =
-            host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
+        let open = host.open_target(&step.target).await.map_err(failed)?;
         let outcome = commands::run_command(host, &open, step).await;
         host.close(open).await.map_err(failed)?;
         outcome.map_err(failed)
@@ -205,8 +207,7 @@ impl SessionActivities {
     ) -> Result<Option<RunFollowOn>, ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;
-        let open =
-            host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
+        let open = host.open_target(&step.target).await.map_err(failed)?;
         let outcome = run_end::finish(&open, &step).await;
         host.close(open).await.map_err(failed)?;
         outcome.map_err(|error| failed(step_failed(&step.target, error)))
@@ -221,8 +222,7 @@ impl SessionActivities {
     ) -> Result<(), ActivityError> {
         let _alive = heartbeat(&ctx);
         let host = &self.host;
-        let open =
-            host.open(&step.target.session_id, &step.target.argv, step.target.event_base).await.map_err(failed)?;
+        let open = host.open_target(&step.target).await.map_err(failed)?;
         let outcome = open.session.cancel_stepped_retry(step.attempt).await;
         host.close(open).await.map_err(failed)?;
         outcome.map(drop).map_err(|error| failed(step_failed(&step.target, error)))
@@ -277,7 +277,9 @@ async fn model_step(open: &OpenStep, step: &ModelStep) -> Result<ModelStepDone, 
         .filter(|entry| is_run_message(entry) && !before.contains(&entry.id))
         .map(|entry| entry.id.clone())
         .collect();
-    Ok(ModelStepDone { report: report_of(&answer, recorded), system_prompt, settings: Some(ModelSettings::of(open)) })
+    // A fallback serving the run is not the session's model: the state keeps the one the user chose.
+    let settings = step.target.fallback.is_none().then(|| ModelSettings::of(open));
+    Ok(ModelStepDone { report: report_of(&answer, recorded), system_prompt, settings })
 }
 
 /// What a model step whose prompt a command or `input` handler took reports.

@@ -1,6 +1,7 @@
 //! The end of a run on a worker: `agent_end` with the run's messages (its entries, named by the workflow),
 //! then what pi decides after a run, handed back to the workflow to carry out: an auto-retry after a
-//! delay (the workflow's durable timer), an output correction (the next run's prompt), or nothing.
+//! delay (the workflow's durable timer), a fallback model taking over, an output correction (the next
+//! run's prompt), or nothing.
 
 use std::collections::HashMap;
 
@@ -23,8 +24,12 @@ pub(super) async fn finish(open: &OpenStep, step: &FinishStep) -> Result<Option<
     };
     let request = announced(&step.announce, StepWork::FinishRun { run_messages });
     // An aborted run's answer is not sent back for correction, as an abort stops what follows a run.
-    let chain =
-        SteppedChain { retry_attempt: step.retry_attempt, check_output: step.check_output && !step.target.aborted };
+    let chain = SteppedChain {
+        retry_attempt: step.retry_attempt,
+        check_output: step.check_output && !step.target.aborted,
+        fallbacks_tried: usize::try_from(step.fallbacks_tried).unwrap_or(usize::MAX),
+        aborted: step.target.aborted,
+    };
     let end = open.session.finish_stepped_run(request, chain).await?;
     Ok(follow_on(end))
 }
@@ -41,6 +46,9 @@ fn follow_on(end: SteppedRunEnd) -> Option<RunFollowOn> {
             }
             _ => None,
         },
+        SteppedRunEnd::Fallback { model, tried } => {
+            Some(RunFollowOn::Fallback { model, tried: u32::try_from(tried).unwrap_or(u32::MAX) })
+        }
         _ => None,
     }
 }

@@ -14,6 +14,7 @@ use pi_runtime::protocol::{AgentEvent, SessionOnlyEvent, WireEvent};
 use pi_runtime::tools::AgentTool;
 use tokio::sync::mpsc;
 
+use super::activities::StepTarget;
 use crate::store::{EventBus, PostgresStore, SessionLines, SessionStore, StoreError};
 
 /// What every activity of a worker shares: the agent, the store and the bus.
@@ -56,6 +57,17 @@ impl StepHost {
     pub async fn stored(&self, session_id: &str) -> Result<SessionLines, StepError> {
         let text = self.store.export(session_id).await?.ok_or_else(|| StepError::UnknownSession(session_id.into()))?;
         Ok(SessionLines::parse(&text)?)
+    }
+
+    /// Opens the session `target` names, on the fallback model serving its run if one took over.
+    pub async fn open_target(&self, target: &StepTarget) -> Result<OpenStep, StepError> {
+        let open = self.open(&target.session_id, &target.argv, target.event_base).await?;
+        let Some(model) = &target.fallback else { return Ok(open) };
+        if let Err(message) = open.session.use_fallback_model(model) {
+            self.close(open).await?;
+            return Err(StepError::Open { session: target.session_id.clone(), message });
+        }
+        Ok(open)
     }
 
     /// Opens `session_id` from the store with the agent's flags `argv`; its events are published from

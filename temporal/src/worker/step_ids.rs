@@ -106,7 +106,8 @@ mod tests {
         let stored = crate::store::SessionLines::parse(&text).expect("lines");
         let announce =
             Announcements { agent_start: true, messages: vec![input("prompt01")], ..Announcements::default() };
-        let target = StepTarget { session_id: "s1".into(), argv: Vec::new(), event_base: 0, aborted: false };
+        let target =
+            StepTarget { session_id: "s1".into(), argv: Vec::new(), event_base: 0, aborted: false, fallback: None };
         let step =
             ModelStep { target, announce, answer_entry_id: "answer01".into(), system_prompt: None, retry_attempt: 0 };
         let expected = [system_id, "prompt01".to_owned(), "custom01".to_owned(), "answer01".to_owned()];

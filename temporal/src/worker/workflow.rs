@@ -173,6 +173,7 @@ impl SessionWorkflow {
                     argv: state.argv(),
                     event_base: state.steps * EVENTS_PER_STEP,
                     aborted: state.run_aborted,
+                    fallback: state.flow.fallback_model().map(str::to_owned),
                 }
             });
             match action {
@@ -207,8 +208,9 @@ impl SessionWorkflow {
                     }
                     ctx.state_mut(|state| state.flow.tools_ran()).map_err(mismatch)?;
                 }
-                Action::FinishRun { announce, run_entries, retry_attempt, check_output } => {
-                    let step = FinishStep { target, announce, run_entries, retry_attempt, check_output };
+                Action::FinishRun { announce, run_entries, retry_attempt, check_output, fallbacks_tried } => {
+                    let step =
+                        FinishStep { target, announce, run_entries, retry_attempt, check_output, fallbacks_tried };
                     let options = model_options(heartbeat);
                     let follow_on = ctx.execute_activity(SessionActivities::finish_run, step, options).await?;
                     // A correction's message is an entry the workflow names, as a prompt's is.
@@ -274,6 +276,7 @@ impl SessionWorkflow {
                 argv: state.argv(),
                 event_base: state.steps * EVENTS_PER_STEP,
                 aborted: false,
+                fallback: None,
             };
             (CommandStep { target, command }, heartbeat)
         });

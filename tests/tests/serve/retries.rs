@@ -24,9 +24,15 @@ fn write_retry_settings(sandbox: &Sandbox, base_delay_ms: u64) {
     std::fs::write(sandbox.agent_dir().join("settings.json"), settings.to_string()).expect("settings.json");
 }
 
-/// `binary --mode json` with the mock model and `prompt`: the events it printed, normalized.
-async fn json_mode(sandbox: &Sandbox, binary: &std::path::Path, prompt: &str, env: &[(&str, &str)]) -> Vec<Value> {
-    let args = ["--mode", "json", "--provider", "mock", "--model", "m", prompt];
+/// `binary --mode json` with the mock model, `flags` and `prompt`: the events it printed, normalized.
+async fn json_mode(
+    sandbox: &Sandbox,
+    binary: &std::path::Path,
+    flags: &[&str],
+    prompt: &str,
+    env: &[(&str, &str)],
+) -> Vec<Value> {
+    let args = [&["--mode", "json", "--provider", "mock", "--model", "m"], flags, &[prompt]].concat();
     let output = sandbox.run_env(binary, &args, env).await;
     assert!(output.status.success(), "{}", pi_gen_tests::stderr(&output));
     // Its session file is not the server's: the embedded server's is looked for among the agent's files.
@@ -71,7 +77,7 @@ async fn retried_as_in_json_mode(engine: Engine) {
     let mock = mock(json!([unavailable(), {"text": "Recovered."}, unavailable(), {"text": "Recovered."}])).await;
     let sandbox = Sandbox::new(&mock.base_url());
     write_retry_settings(&sandbox, 10);
-    let printed = json_mode(&sandbox, &agent_binary("pi"), "hi", &[]).await;
+    let printed = json_mode(&sandbox, &agent_binary("pi"), &[], "hi", &[]).await;
     let retries: Vec<&Value> = printed.iter().filter(|event| event["type"] == "auto_retry_start").collect();
     assert_eq!(retries.len(), 1, "json mode retried once");
     assert_eq!((retries[0]["attempt"].as_u64(), retries[0]["delayMs"].as_u64()), (Some(1), Some(10)));
@@ -158,7 +164,7 @@ async fn corrected_as_in_json_mode(engine: Engine) {
     let sandbox = Sandbox::new(&mock.base_url());
     let env = [("PI_SCALE_AGENT", "triage")];
     let prompt = "Triage: the help has a typo";
-    let printed = json_mode(&sandbox, &scale_agent_bin(), prompt, &env).await;
+    let printed = json_mode(&sandbox, &scale_agent_bin(), &[], prompt, &env).await;
     let correction = printed
         .iter()
         .find(|event| event["type"] == "message_end" && event["message"]["customType"] == "output_correction")
@@ -174,4 +180,38 @@ async fn corrected_as_in_json_mode(engine: Engine) {
     let sent = messages.last().expect("the correction")["content"].to_string();
     assert!(sent.contains("does not match the required output schema"), "{sent}");
     replays(&server, &sandbox, &id, "output-correction").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fallback_model_takes_over_a_failed_run_as_in_json_mode() {
+    falls_back_as_in_json_mode(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_a_fallback_model_takes_over_a_failed_run_as_in_json_mode() {
+    falls_back_as_in_json_mode(Engine::Temporal).await;
+}
+
+async fn falls_back_as_in_json_mode(engine: Engine) {
+    let answered = json!({"text": "From the fallback."});
+    let mock = mock(json!([unavailable(), answered, unavailable(), answered])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let models_json = sandbox.agent_dir().join("models.json");
+    let mut models: Value = serde_json::from_slice(&std::fs::read(&models_json).expect("models.json")).expect("JSON");
+    models["providers"]["mock"]["models"].as_array_mut().expect("models").push(json!({"id": "m2", "name": "Mock 2"}));
+    std::fs::write(&models_json, models.to_string()).expect("models.json");
+    let settings = json!({"retry": {"enabled": false, "provider": {"maxRetries": 0}}});
+    std::fs::write(sandbox.agent_dir().join("settings.json"), settings.to_string()).expect("settings.json");
+    let flags = ["--fallback-model", "mock/m2"];
+    let printed = json_mode(&sandbox, &agent_binary("pi"), &flags, "hi", &[]).await;
+    let fallback = printed.iter().find(|event| event["type"] == "model_fallback").expect("json mode fell back");
+    assert_eq!((fallback["from"].as_str(), fallback["to"].as_str()), (Some("mock/m"), Some("mock/m2")));
+
+    let server = serve_on(engine, &sandbox, &flags).await;
+    let id = served_as_printed(&server, &sandbox, "hi", 2, &printed).await;
+    let models: Vec<Value> = mock.requests().iter().map(|request| request.body["model"].clone()).collect();
+    assert_eq!(models, ["m", "m2", "m", "m2"], "each mode asked the chosen model, then the fallback");
+    let (_, state) = server.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(state["model"]["id"], "m", "the session stays on the model the user chose: {state}");
+    replays(&server, &sandbox, &id, "model-fallback").await;
 }
