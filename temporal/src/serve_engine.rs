@@ -386,7 +386,6 @@ impl SessionEngine for TemporalEngine {
                 self.client.batch_progress(id).await.map_err(cluster_error)?.ok_or_else(|| batch_not_found(id))?;
             let mut sessions = Vec::with_capacity(progress.items.len());
             for item in progress.items {
-                let status = serde_json::to_value(item.status).ok().and_then(|v| v.as_str().map(str::to_owned));
                 let answer = match item.status {
                     BatchItemStatus::Done => self.last_answer(&item.session.session_id).await?,
                     _ => None,
@@ -394,7 +393,7 @@ impl SessionEngine for TemporalEngine {
                 sessions.push(BatchSessionStatus {
                     id: item.session.session_id,
                     repo: item.session.repo,
-                    status: status.unwrap_or_default(),
+                    status: item.status,
                     answer,
                     error: item.error,
                 });

@@ -10,6 +10,8 @@ use temporalio_sdk::{
     ChildWorkflowOptions, SignalWorkflowOptions, WorkflowContext, WorkflowContextView, WorkflowResult,
 };
 
+pub use pi_runtime::cli::serve::BatchItemStatus;
+
 use super::workflow::{SessionStart, SessionWorkflow};
 use crate::flow::SessionInput;
 
@@ -33,18 +35,6 @@ pub struct BatchStart {
 pub struct BatchSession {
     pub session_id: String,
     pub repo: String,
-}
-
-/// Where a batch's session is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum BatchItemStatus {
-    #[default]
-    Queued,
-    Running,
-    Done,
-    Failed,
 }
 
 /// A batch's session, with where it is.

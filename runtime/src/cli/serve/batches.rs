@@ -78,12 +78,27 @@ pub struct BatchStatus {
     pub sessions: Vec<BatchSessionStatus>,
 }
 
-/// A session of a batch: where it is (`queued`, `running`, `done`, `failed`) and, once done, its answer.
+/// Where a batch's session is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BatchItemStatus {
+    /// Waiting for a place among the batch's `concurrency`.
+    #[default]
+    Queued,
+    Running,
+    /// Its run ended; the answer is its last.
+    Done,
+    /// Its run could not be carried out (`error` says why).
+    Failed,
+}
+
+/// A session of a batch: where it is and, once done, its answer.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BatchSessionStatus {
     pub id: String,
     pub repo: String,
-    pub status: String,
+    pub status: BatchItemStatus,
     /// The run's last answer: its text and `stopReason`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<BatchAnswer>,
@@ -113,8 +128,13 @@ impl BatchAnswer {
 impl BatchStatus {
     /// The status of batch `id` with `sessions`, the counts made from theirs.
     pub fn new(id: String, prompt: String, concurrency: u32, sessions: Vec<BatchSessionStatus>) -> Self {
-        let count = |status: &str| sessions.iter().filter(|session| session.status == status).count();
-        let (queued, running, done, failed) = (count("queued"), count("running"), count("done"), count("failed"));
+        let count = |status| sessions.iter().filter(|session| session.status == status).count();
+        let (queued, running, done, failed) = (
+            count(BatchItemStatus::Queued),
+            count(BatchItemStatus::Running),
+            count(BatchItemStatus::Done),
+            count(BatchItemStatus::Failed),
+        );
         Self { id, prompt, concurrency, total: sessions.len(), queued, running, done, failed, sessions }
     }
 }

@@ -12,7 +12,8 @@ use tokio::sync::Semaphore;
 
 use super::api_error::ApiError;
 use super::batches::{
-    BatchAnswer, BatchRequest, BatchSessionRef, BatchSessionStatus, BatchStarted, BatchStatus, batch_not_found,
+    BatchAnswer, BatchItemStatus, BatchRequest, BatchSessionRef, BatchSessionStatus, BatchStarted, BatchStatus,
+    batch_not_found,
 };
 use super::engine::{PromptRequest, SessionEngine};
 use super::registry::NewSession;
@@ -51,7 +52,7 @@ impl LocalBatches {
             .map(|session| BatchSessionStatus {
                 id: session.id.clone(),
                 repo: session.repo.clone(),
-                status: "queued".to_owned(),
+                status: BatchItemStatus::Queued,
                 answer: None,
                 error: None,
             })
@@ -101,11 +102,11 @@ impl SessionRun {
         if let Some(status) = batch.sessions.get_mut(self.index) {
             match outcome {
                 Ok(answer) => {
-                    status.status = "done".to_owned();
+                    status.status = BatchItemStatus::Done;
                     status.answer = answer;
                 }
                 Err(error) => {
-                    status.status = "failed".to_owned();
+                    status.status = BatchItemStatus::Failed;
                     status.error = Some(error);
                 }
             }
@@ -117,7 +118,7 @@ impl SessionRun {
         let closed = |_| "the server is stopping".to_owned();
         let _place = self.places.clone().acquire_owned().await.map_err(closed)?;
         let permit = self.turns.clone().acquire_owned().await.map_err(closed)?;
-        self.set_status("running");
+        self.set_status(BatchItemStatus::Running);
         let mut events = self.engine.events(&self.session, 0).await.map_err(|error| error.message)?;
         let request = PromptRequest {
             message: self.prompt.clone(),
@@ -140,9 +141,9 @@ impl SessionRun {
         Err("the session's events ended before its run did (the server is stopping)".to_owned())
     }
 
-    fn set_status(&self, status: &str) {
+    fn set_status(&self, status: BatchItemStatus) {
         if let Some(session) = lock(&self.batch).sessions.get_mut(self.index) {
-            session.status = status.to_owned();
+            session.status = status;
         }
     }
 }

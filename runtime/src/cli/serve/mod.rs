@@ -32,7 +32,8 @@ pub use axum::http::StatusCode;
 pub use self::actor::PromptAccepted;
 pub use self::api_error::ApiError;
 pub use self::batches::{
-    BatchAnswer, BatchRequest, BatchSessionRef, BatchSessionStatus, BatchStarted, BatchStatus, batch_not_found,
+    BatchAnswer, BatchItemStatus, BatchRequest, BatchSessionRef, BatchSessionStatus, BatchStarted, BatchStatus,
+    batch_not_found,
 };
 pub use self::embedded::no_session_file;
 pub use self::engine::{
