@@ -112,11 +112,7 @@ impl TemporalEngine {
     /// The last answer stored in session `id`.
     async fn last_answer(&self, id: &str) -> Result<Option<BatchAnswer>, ApiError> {
         let Some(text) = self.client.store().export(id).await.map_err(store_error)? else { return Ok(None) };
-        let answer = text.lines().rev().find_map(|line| {
-            let entry: Value = serde_json::from_str(line).ok()?;
-            entry.get("message").filter(|message| message["role"] == "assistant").map(BatchAnswer::of)
-        });
-        Ok(answer)
+        Ok(BatchAnswer::last_in(&text))
     }
 
     /// Aborts the session's run; answers once the run it stops has stopped, as the RPC abort does (a prompt

@@ -95,3 +95,42 @@ async fn batch_runs(engine: Engine) {
         assert!(body["error"]["message"].as_str().is_some_and(|m| m.starts_with(expected)), "{body}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_session_s_answer_is_its_last_after_a_retry() {
+    answer_after_a_retry(Engine::Embedded).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_temporal_a_batch_session_s_answer_is_its_last_after_a_retry() {
+    answer_after_a_retry(Engine::Temporal).await;
+}
+
+/// A session of a batch whose first answer fails: its answer is the retry's, not the failure's.
+async fn answer_after_a_retry(engine: Engine) {
+    let unavailable = json!({"error": {"status": 503, "body": {"error": {"message": "upstream overloaded"}}}});
+    let mock = mock(json!([unavailable, {"text": "Recovered."}])).await;
+    let sandbox = Sandbox::new(&mock.base_url());
+    let settings = json!({"retry": {"baseDelayMs": 10, "provider": {"maxRetries": 0}}});
+    std::fs::write(sandbox.agent_dir().join("settings.json"), settings.to_string()).expect("settings.json");
+    let server = serve_on(engine, &sandbox, &[]).await;
+    let repo = sandbox.work_dir().to_string_lossy().into_owned();
+    let (status, started) = server.post("/v1/batches", json!({"prompt": "check", "repos": [repo]})).await;
+    assert_eq!(status, 202, "{started}");
+    let batch = started["id"].as_str().expect("an id").to_owned();
+    let finished = tokio::time::timeout(WAIT, async {
+        loop {
+            let (_, progress) = server.get(&format!("/v1/batches/{batch}")).await;
+            if progress["done"].as_u64().expect("done") + progress["failed"].as_u64().expect("failed") == 1 {
+                return progress;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the batch ends");
+    let session = &finished["sessions"][0];
+    assert_eq!(session["status"], "done", "{finished}");
+    assert_eq!(session["answer"], json!({"text": "Recovered.", "stopReason": "stop"}), "{finished}");
+    assert_eq!(mock.requests().len(), 2);
+}

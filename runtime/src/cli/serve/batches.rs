@@ -123,6 +123,14 @@ impl BatchAnswer {
             blocks.iter().filter(|block| block["type"] == "text").filter_map(|block| block["text"].as_str()).collect();
         Self { text, stop_reason: message["stopReason"].as_str().unwrap_or_default().to_owned() }
     }
+
+    /// The last answer in a session file (pi's JSONL lines), if it has one.
+    pub fn last_in(session_file: &str) -> Option<Self> {
+        session_file.lines().rev().find_map(|line| {
+            let entry: serde_json::Value = serde_json::from_str(line).ok()?;
+            entry.get("message").filter(|message| message["role"] == "assistant").map(Self::of)
+        })
+    }
 }
 
 impl BatchStatus {

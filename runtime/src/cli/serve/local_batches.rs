@@ -1,13 +1,12 @@
 //! Batch runs carried out by the server itself, for an engine that has no batches of its own (embedded
 //! `serve`): a session per repository, each prompt started when one of the batch's `concurrency` places and
-//! one of the server's turns (`--max-turns`) are free, its end heard on the session's events. The batches
+//! one of the server's turns (`--max-turns`) are free, its end known when the engine lets the prompt go (a
+//! run with its retries, fallbacks and correction), its answer the session file's last. The batches
 //! are kept in memory: a restarted server has none (the sessions and their files stay).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures_util::StreamExt as _;
-use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use super::api_error::ApiError;
@@ -113,13 +112,16 @@ impl SessionRun {
         }
     }
 
-    /// Waits for a place and a turn, runs the prompt and waits for its `agent_end`; the run's last answer.
+    /// Waits for a place and a turn, runs the prompt until the engine lets it go (a run with its retries,
+    /// fallbacks and output correction: one prompt), then reads the session's last answer.
     async fn turn(&self) -> Result<Option<BatchAnswer>, String> {
         let closed = |_| "the server is stopping".to_owned();
         let _place = self.places.clone().acquire_owned().await.map_err(closed)?;
-        let permit = self.turns.clone().acquire_owned().await.map_err(closed)?;
+        let _turn = self.turns.clone().acquire_owned().await.map_err(closed)?;
         self.set_status(BatchItemStatus::Running);
-        let mut events = self.engine.events(&self.session, 0).await.map_err(|error| error.message)?;
+        // The engine holds this permit while the prompt lasts; having it back means the prompt is over.
+        let prompt_over = Arc::new(Semaphore::new(1));
+        let permit = prompt_over.clone().acquire_owned().await.map_err(closed)?;
         let request = PromptRequest {
             message: self.prompt.clone(),
             images: Vec::new(),
@@ -127,18 +129,9 @@ impl SessionRun {
             permit,
         };
         self.engine.prompt(&self.session, request).await.map_err(|error| error.message)?;
-        while let Some((_, line)) = events.next().await {
-            if !line.contains("\"agent_end\"") {
-                continue;
-            }
-            let Ok(event) = serde_json::from_str::<Value>(&line) else { continue };
-            if event["type"] == "agent_end" {
-                let messages = event["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
-                let last = messages.iter().rev().find(|message| message["role"] == "assistant");
-                return Ok(last.map(BatchAnswer::of));
-            }
-        }
-        Err("the session's events ended before its run did (the server is stopping)".to_owned())
+        let _over = prompt_over.acquire().await.map_err(closed)?;
+        let file = self.engine.export_jsonl(&self.session).await.map_err(|error| error.message)?;
+        Ok(BatchAnswer::last_in(&String::from_utf8_lossy(&file)))
     }
 
     fn set_status(&self, status: BatchItemStatus) {
