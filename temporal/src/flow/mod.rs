@@ -406,6 +406,11 @@ impl SessionFlow {
     }
 }
 
+/// For serde: a count left out of a payload when it is zero.
+pub(crate) fn is_zero(value: &u32) -> bool {
+    *value == 0
+}
+
 /// Takes the messages a poll of `queue` gives.
 fn drain(queue: &mut VecDeque<UserInput>, mode: Drain) -> Vec<UserInput> {
     match mode {

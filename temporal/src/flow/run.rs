@@ -5,7 +5,7 @@
 use pi_runtime::agent::LoopState;
 use serde::{Deserialize, Serialize};
 
-use super::{Action, Announcements, ToolResultSlot, UserInput};
+use super::{Action, Announcements, ToolResultSlot, UserInput, is_zero};
 
 /// A run under way.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,10 +41,6 @@ pub(super) struct Run {
     /// The fallback models this chain used up.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(super) fallbacks_tried: u32,
-}
-
-fn is_zero(value: &u32) -> bool {
-    *value == 0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,7 +23,7 @@ use super::run_end;
 use super::step_host::{OpenStep, StepError, StepHost};
 use super::step_ids::{model_step_ids, planned, stored_step_entries};
 use super::workflow::EVENTS_PER_STEP;
-use crate::flow::{Announcements, ModelReport, RunFollowOn, ToolResultSlot, UserInput};
+use crate::flow::{Announcements, ModelReport, RunFollowOn, ToolResultSlot, UserInput, is_zero};
 use crate::store::StoreError;
 
 /// What every step names: the session, the agent's flags for it, and where its events are numbered from.
@@ -101,10 +101,6 @@ pub struct FinishStep {
 pub struct CancelRetryStep {
     pub target: StepTarget,
     pub attempt: u32,
-}
-
-fn is_zero(value: &u32) -> bool {
-    *value == 0
 }
 
 /// How often a running step tells Temporal it is alive (a killed worker's step is retried, or marked
@@ -198,7 +194,7 @@ impl SessionActivities {
     }
 
     /// Emits the pending `turn_end` and `agent_end` with the run's messages, then decides what follows as pi
-    /// does after a run: a retry, an output correction, or nothing (the session settles).
+    /// does after a run: a retry, a fallback model, an output correction, or nothing (the session settles).
     #[activity(name = "finish_run")]
     pub async fn finish_run(
         self: Arc<Self>,

@@ -1,7 +1,8 @@
 //! The session workflow: one per session (its id is the session's id). Inputs arrive as signals and wait in
 //! an inbox; the workflow hands them to the [`SessionFlow`], asks it for the next action and runs that as an
 //! activity: model calls on the sessions' queue (retried), tool batches on the workspace's queue (never
-//! retried: a batch a dead worker left gets "tool interrupted" results instead). Ids come from the
+//! retried: a batch a dead worker left gets "tool interrupted" results instead); the wait before pi's
+//! auto-retry is a durable timer, which an abort cuts short. Ids come from the
 //! workflow's deterministic random source, so a replay names the same entries. Between runs, once
 //! [`TURNS_PER_RUN`] turns (or the session's own number) were taken, it continues as new, carrying the
 //! flow's state.
@@ -72,8 +73,8 @@ pub struct SessionStatus {
     pub queued_prompts: usize,
     pub queued_steering: usize,
     pub queued_follow_ups: usize,
-    /// Runs that ended since the session began (a run with its auto-retries and output correction counts
-    /// once, as the prompt that started it).
+    /// Runs that ended since the session began (a run with its auto-retries, fallbacks and output
+    /// correction counts once, as the prompt that started it).
     pub runs: u64,
     /// Steps handed to activities so far (step `n` numbers its events after `n * EVENTS_PER_STEP`).
     pub steps: u64,
@@ -339,7 +340,7 @@ impl SessionWorkflow {
 }
 
 impl SessionWorkflow {
-    /// A run ended with nothing to follow it (no retry, no correction): the next one starts afresh.
+    /// A run ended with nothing to follow it (no retry, fallback or correction): the next starts afresh.
     fn settle_run(&mut self) {
         self.run_system_prompt = None;
         self.run_aborted = false;
