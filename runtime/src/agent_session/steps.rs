@@ -36,12 +36,11 @@ pub enum SteppedRunEnd {
 pub struct SteppedChain {
     /// The retry under way (0: none).
     pub retry_attempt: u32,
-    /// Whether the chain's final answer is checked against the output schema (not after a correction,
-    /// nor after an abort).
+    /// Whether the chain's final answer is checked against the output schema (not after a correction).
     pub check_output: bool,
     /// The fallback models already tried in this chain (the next is the chain's next one).
     pub fallbacks_tried: usize,
-    /// The chain was aborted: no fallback takes over.
+    /// The chain was aborted: no fallback takes over, and the answer is not sent back for correction.
     pub aborted: bool,
 }
 
@@ -89,7 +88,7 @@ impl AgentSession {
             let model = models.get(next.saturating_sub(1)).cloned().unwrap_or_default();
             return Ok(SteppedRunEnd::Fallback { model, tried: next });
         }
-        self.settle_stepped_run(chain.check_output).await
+        self.settle_stepped_run(chain.check_output && !chain.aborted).await
     }
 
     /// The wait before retry `attempt` was cancelled (an abort): `auto_retry_end` says so, then the session
@@ -111,11 +110,11 @@ impl AgentSession {
     }
 
     /// After retry `attempt` (0: none), an answer that is not an error ends the streak: `auto_retry_end`
-    /// with success follows its `message_end`. Returns whether it did.
-    pub fn report_retried_answer(&self, attempt: u32, answer: &AssistantMessage) -> bool {
-        let Some(event) = RetryState::resumed(attempt).on_assistant_message(answer) else { return false };
-        (self.emit)(&event);
-        true
+    /// with success follows its `message_end`.
+    pub fn report_retried_answer(&self, attempt: u32, answer: &AssistantMessage) {
+        if let Some(event) = RetryState::resumed(attempt).on_assistant_message(answer) {
+            (self.emit)(&event);
+        }
     }
 
     /// The compaction check after a run, then the output schema (when `check_output`), then at level 1.5

@@ -23,10 +23,9 @@ pub(super) async fn finish(open: &OpenStep, step: &FinishStep) -> Result<Option<
         step.run_entries.iter().filter_map(|id| by_id.get(id.as_str()).and_then(|entry| entry_message(entry))).collect()
     };
     let request = announced(&step.announce, StepWork::FinishRun { run_messages });
-    // An aborted run's answer is not sent back for correction, as an abort stops what follows a run.
     let chain = SteppedChain {
         retry_attempt: step.retry_attempt,
-        check_output: step.check_output && !step.target.aborted,
+        check_output: step.check_output,
         fallbacks_tried: usize::try_from(step.fallbacks_tried).unwrap_or(usize::MAX),
         aborted: step.target.aborted,
     };
