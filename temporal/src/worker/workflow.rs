@@ -68,7 +68,8 @@ pub struct Carried {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatus {
-    /// A run is under way and has not reached its end step (pi's `isStreaming`).
+    /// A run is under way and has not reached its end step (pi's `isStreaming`), or a prompt the workflow
+    /// took waits to start one (it was answered `started`; its run begins at the next activation).
     pub running: bool,
     pub queued_prompts: usize,
     pub queued_steering: usize,
@@ -309,8 +310,7 @@ impl SessionWorkflow {
     /// waits, decided in the workflow so two API replicas cannot both start one.
     #[update]
     pub fn prompt_if_idle(&mut self, _ctx: &mut SyncWorkflowContext<Self>, input: SessionInput) -> bool {
-        let waiting = self.flow.queued_counts().0 > 0
-            || self.inbox.iter().any(|queued| matches!(queued, SessionInput::Prompt { .. }));
+        let waiting = self.flow.queued_counts().0 > 0 || self.has_prompt_in_inbox();
         if self.flow.is_streaming() || waiting || !matches!(input, SessionInput::Prompt { .. }) {
             return false;
         }
@@ -328,7 +328,7 @@ impl SessionWorkflow {
     pub fn status(&self, _ctx: &WorkflowContextView) -> SessionStatus {
         let (queued_prompts, queued_steering, queued_follow_ups) = self.flow.queued_counts();
         SessionStatus {
-            running: self.flow.is_streaming(),
+            running: self.flow.is_streaming() || queued_prompts > 0 || self.has_prompt_in_inbox(),
             queued_prompts,
             queued_steering,
             queued_follow_ups,
@@ -355,6 +355,11 @@ impl SessionWorkflow {
             && !self.closing
             && !self.commanding
             && self.commands_waiting == 0
+    }
+
+    /// A prompt arrived and waits in the inbox for the main loop.
+    fn has_prompt_in_inbox(&self) -> bool {
+        self.inbox.iter().any(|input| matches!(input, SessionInput::Prompt { .. }))
     }
 
     /// The flags the session's next step opens it with.
